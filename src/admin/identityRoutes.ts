@@ -1,0 +1,79 @@
+// Admin API for identity: organizations (with features), roles (with permissions), users (with
+// personal access tokens). Global administrators only. The tables belong to src/auth; this
+// module is their administrative surface.
+import type { Pool } from '../store/database.ts';
+import * as identity from '../auth/identityStore.ts';
+import type { UserInput } from '../auth/identityStore.ts';
+import { crudRoutes } from '../http/crudRoutes.ts';
+import { idParams } from '../http/schemas.ts';
+import type { AuthRequirement, RouteDef } from '../http/types.ts';
+import {
+  createdUserSchema,
+  organizationInput,
+  organizationSchema,
+  roleInput,
+  roleSchema,
+  userInput,
+  userSchema,
+  userTokenSchema,
+} from './schemas.ts';
+
+const ADMIN: AuthRequirement = { globalAdmin: true };
+
+type NamedInput = { name: string; features: string[]; permissions: string[] };
+
+export function identityAdminRoutes(pool: Pool): RouteDef[] {
+  return [
+    ...crudRoutes<identity.Organization, NamedInput>({
+      basePath: '/api/admin/organizations',
+      noun: 'organization',
+      tag: 'Admin: identity',
+      auth: ADMIN,
+      object: organizationSchema,
+      input: organizationInput,
+      list: (page) => identity.listOrganizations(pool, page),
+      get: (id) => identity.getOrganization(pool, id),
+      create: (input) => identity.createOrganization(pool, input),
+      update: (id, input) => identity.updateOrganization(pool, id, input),
+      remove: (id) => identity.deleteOrganization(pool, id),
+    }),
+    ...crudRoutes<identity.Role, NamedInput>({
+      basePath: '/api/admin/roles',
+      noun: 'role',
+      tag: 'Admin: identity',
+      auth: ADMIN,
+      object: roleSchema,
+      input: roleInput,
+      list: (page) => identity.listRoles(pool, page),
+      get: (id) => identity.getRole(pool, id),
+      create: (input) => identity.createRole(pool, input),
+      update: (id, input) => identity.updateRole(pool, id, input),
+      remove: (id) => identity.deleteRole(pool, id),
+    }),
+    ...crudRoutes<identity.User, UserInput>({
+      basePath: '/api/admin/users',
+      noun: 'user',
+      tag: 'Admin: identity',
+      auth: ADMIN,
+      object: userSchema,
+      input: userInput,
+      created: createdUserSchema,
+      list: (page) => identity.listUsers(pool, page),
+      get: (id) => identity.getUser(pool, id),
+      create: (input) => identity.createUser(pool, input),
+      update: (id, input) => identity.updateUser(pool, id, input),
+      remove: (id) => identity.deleteUser(pool, id),
+    }),
+    {
+      method: 'PUT',
+      path: '/api/admin/users/:id/token',
+      summary: "Replace a user's personal access token",
+      description: 'Revokes every personal access token of the user and returns a new one, shown only here.',
+      tags: ['Admin: identity'],
+      auth: ADMIN,
+      params: idParams('id'),
+      responses: { 200: { description: 'The new token', schema: userTokenSchema } },
+      handler: async (req) => ({ status: 200, body: { token: await identity.rotateUserToken(pool, req.params.id) } }),
+    },
+  ];
+}

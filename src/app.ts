@@ -1,0 +1,142 @@
+// The one wiring file: builds the database (embedded or configured), runs migrations, creates
+// the stores, the authenticator and every domain's routes, and starts the HTTP server. Each
+// dependency is passed down as a plain argument; nothing is a module-level singleton, so tests
+// can run several apps in one process.
+import type { Logger } from 'pino';
+import { identityAdminRoutes } from './admin/identityRoutes.ts';
+import { Authenticator } from './auth/authenticator.ts';
+import { ensureBootstrapAdmin, type AdminTokenInfo } from './auth/bootstrap.ts';
+import { FEATURES, PERMISSIONS, VTN_SCOPES } from './auth/catalogue.ts';
+import { organizationClientRoutes } from './auth/organizationClientRoutes.ts';
+import { tokenRoutes } from './auth/tokenRoutes.ts';
+import { TokenSigner, loadSigningKey } from './auth/tokens.ts';
+import { vtnCredentialRoutes } from './auth/vtnCredentialRoutes.ts';
+import type { Config } from './config.ts';
+import { HttpError } from './http/errors.ts';
+import { HttpMetrics } from './http/metrics.ts';
+import { buildOpenApi } from './http/openapi.ts';
+import { opsRoutes } from './http/opsRoutes.ts';
+import { MemoryRateLimitStore, type RateLimitStore } from './http/rateLimit.ts';
+import { Router } from './http/router.ts';
+import { HttpServer } from './http/server.ts';
+import type { RouteDef } from './http/types.ts';
+import { createLogger } from './log.ts';
+import { classifyPgError, createPool, type Pool } from './store/database.ts';
+import { startEmbeddedPostgres, type RunningPostgres } from './store/embeddedPostgres.ts';
+import { migrate, type MigrationSource } from './store/migrate.ts';
+import { PgRateLimitStore } from './store/pgRateLimitStore.ts';
+
+/** Migration folders in dependency order (DESIGN.md: products → grid → meter; auth first). */
+export const MIGRATIONS: MigrationSource[] = [
+  { domain: 'platform', dir: 'src/store/migrations' },
+  { domain: 'auth', dir: 'src/auth/migrations' },
+];
+
+export interface AppOptions {
+  log?: Logger;
+  /** Extra embedded PostgreSQL settings (tests turn fsync off). */
+  embeddedPostgresSettings?: Record<string, string>;
+}
+
+export interface App {
+  port: number;
+  baseUrl: string;
+  pool: Pool;
+  log: Logger;
+  adminToken: AdminTokenInfo;
+  router: Router;
+  /** Graceful stop: no new connections, in-flight requests finish, then pools and PostgreSQL close. */
+  close(): Promise<void>;
+}
+
+function translateError(err: unknown): HttpError | undefined {
+  const store = classifyPgError(err);
+  if (!store) return undefined;
+  switch (store.kind) {
+    case 'conflict':
+    case 'in_use':
+      return new HttpError('conflict', store.detail);
+    case 'invalid_reference':
+    case 'invalid_input':
+      return new HttpError('validation_failed', store.detail);
+    case 'unavailable':
+      return new HttpError('service_unavailable', store.detail);
+  }
+}
+
+export async function createApp(config: Config, options: AppOptions = {}): Promise<App> {
+  const log = options.log ?? createLogger(config.logLevel);
+  let embedded: RunningPostgres | undefined;
+  const cleanups: (() => Promise<void> | void)[] = [];
+  try {
+    let databaseUrl = config.databaseUrl;
+    if (!databaseUrl) {
+      embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPostgresPort, log, settings: options.embeddedPostgresSettings });
+      cleanups.push(() => embedded!.stop());
+      databaseUrl = embedded.connectionString;
+    }
+    const pool = createPool(databaseUrl, config.dbPoolMax, log);
+    cleanups.unshift(() => pool.end());
+    await migrate(pool, MIGRATIONS, log);
+
+    const { key, keyId } = await loadSigningKey(pool, config.jwtSecret);
+    const signer = new TokenSigner(key, keyId, config.tokenIssuer, config.tokenTtlSeconds);
+    const adminToken = await ensureBootstrapAdmin(pool, config.adminToken, config.dataDir, log);
+    const rateLimits: RateLimitStore = config.rateLimitStore === 'postgres' ? new PgRateLimitStore(pool) : new MemoryRateLimitStore();
+    cleanups.unshift(() => rateLimits.close());
+    const authenticator = new Authenticator(pool, signer, config.tokenAudiences, config.authCacheMs);
+
+    const metrics = new HttpMetrics();
+    metrics.gauge('db_pool_connections', 'Open database connections of this instance', () => pool.totalCount);
+    metrics.gauge('db_pool_idle', 'Idle database connections', () => pool.idleCount);
+    metrics.gauge('db_pool_waiting', 'Queries waiting for a database connection', () => pool.waitingCount);
+
+    let openApiJson: string | undefined;
+    const routes: RouteDef[] = [];
+    routes.push(
+      ...opsRoutes({ checkDatabase: async () => void (await pool.query('SELECT 1')), metrics, openApiJson: () => (openApiJson ??= JSON.stringify(openApi())) }),
+      ...tokenRoutes(pool, signer, {
+        audiences: config.tokenAudiences,
+        perClientPerMinute: config.rateLimitTokenPerMinute,
+        unknownClientPerMinute: config.rateLimitTokenUnknownPerMinute,
+      }),
+      ...organizationClientRoutes(pool),
+      ...vtnCredentialRoutes(pool),
+      ...identityAdminRoutes(pool),
+    );
+    const openApi = () =>
+      buildOpenApi(routes, {
+        title: 'Flex energy-flexibility platform',
+        version: '0.1.0',
+        description: 'Meter data, flexibility and availability products, and an OpenADR-style VTN. Errors are RFC 7807 problem details (see the Problem schema); see README.md for code tables.',
+        components: {
+          Features: { type: 'string', enum: [...FEATURES] },
+          Permissions: { type: 'string', enum: [...PERMISSIONS] },
+          Scopes: { type: 'string', enum: [...VTN_SCOPES] },
+        },
+      });
+    const router = new Router(routes, { authenticate: authenticator.authenticate, rateLimits, log, translateError });
+    const server = new HttpServer(router, { host: config.host, port: config.port, bodyLimit: config.bodyLimitBytes, trustProxy: config.trustProxy, log, metrics });
+    const port = await server.listen();
+    const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
+
+    let closing: Promise<void> | undefined;
+    return {
+      port,
+      baseUrl: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+      pool,
+      log,
+      adminToken,
+      router,
+      close: () =>
+        (closing ??= (async () => {
+          const drained = await server.close(config.shutdownTimeoutMs);
+          if (!drained) log.warn({ active: server.activeRequests }, 'shutdown timeout reached with requests still in flight');
+          for (const cleanup of cleanups) await cleanup();
+        })()),
+    };
+  } catch (err) {
+    for (const cleanup of cleanups) await Promise.resolve(cleanup()).catch(() => undefined);
+    throw err;
+  }
+}

@@ -1,0 +1,119 @@
+// SQL for API clients: organization clients (permissions through roles) and VTN credentials
+// (OpenADR scopes). Secrets leave this module only from create and rotate.
+import { withTransaction, type Pool, type Queryable } from '../store/database.ts';
+import { generateClientId, generateSecret, hashSecret, hintOf } from './secrets.ts';
+
+export type ClientKind = 'organization' | 'vtn';
+
+export interface OrganizationClient {
+  id: number;
+  organizationId: number;
+  clientId: string;
+  clientSecret: string | null;
+  clientName: string;
+  hint: string;
+  roleIds: number[];
+}
+
+export interface VtnCredential {
+  id: number;
+  organizationId: number;
+  clientId: string;
+  clientSecret: string | null;
+  clientName: string;
+  hint: string;
+  scopes: string[];
+}
+
+const COLUMNS = `c.id, c.organization_id AS "organizationId", c.client_id AS "clientId", NULL AS "clientSecret",
+  c.client_name AS "clientName", c.hint, c.scopes,
+  coalesce((SELECT array_agg(role_id ORDER BY role_id) FROM api_client_roles WHERE client_id = c.id), '{}') AS "roleIds"`;
+
+type Row = OrganizationClient & VtnCredential;
+
+function shape<K extends ClientKind>(kind: K, row: Row): K extends 'vtn' ? VtnCredential : OrganizationClient {
+  const { scopes, roleIds, ...common } = row;
+  return (kind === 'vtn' ? { ...common, scopes } : { ...common, roleIds }) as never;
+}
+
+async function insertClient(pool: Pool, kind: ClientKind, organizationId: number, clientName: string, scopes: string[], roleIds: number[]): Promise<Row> {
+  const secret = generateSecret();
+  const secretHash = await hashSecret(secret);
+  return withTransaction(pool, async (tx) => {
+    const { rows } = await tx.query<{ id: number }>(
+      'INSERT INTO api_clients (kind, organization_id, client_id, client_name, secret_hash, hint, scopes) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id',
+      [kind, organizationId, generateClientId(kind), clientName, secretHash, hintOf(secret), [...new Set(scopes)]],
+    );
+    const id = rows[0]!.id;
+    if (roleIds.length > 0) await tx.query('INSERT INTO api_client_roles (client_id, role_id) SELECT $1, unnest($2::int[]) ON CONFLICT DO NOTHING', [id, roleIds]);
+    const created = await tx.query<Row>(`SELECT ${COLUMNS} FROM api_clients c WHERE c.id = $1`, [id]);
+    return { ...created.rows[0]!, clientSecret: secret };
+  });
+}
+
+export async function createOrganizationClient(pool: Pool, organizationId: number, input: { clientName: string; roleIds: number[] }): Promise<OrganizationClient> {
+  return shape('organization', await insertClient(pool, 'organization', organizationId, input.clientName, [], input.roleIds));
+}
+
+export async function createVtnCredential(pool: Pool, organizationId: number, input: { name: string; scopes: string[] }): Promise<VtnCredential> {
+  return shape('vtn', await insertClient(pool, 'vtn', organizationId, input.name, input.scopes, []));
+}
+
+export async function listClients<K extends ClientKind>(db: Queryable, kind: K, organizationId: number): Promise<(K extends 'vtn' ? VtnCredential : OrganizationClient)[]> {
+  const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM api_clients c WHERE c.kind = $1 AND c.organization_id = $2 ORDER BY c.id`, [kind, organizationId]);
+  return rows.map((row) => shape(kind, row));
+}
+
+/** Deleting the row revokes every token issued to the client (the version check finds nothing). */
+export async function deleteClient(db: Queryable, kind: ClientKind, organizationId: number, id: number): Promise<boolean> {
+  const { rowCount } = await db.query('DELETE FROM api_clients WHERE id = $1 AND kind = $2 AND organization_id = $3', [id, kind, organizationId]);
+  return rowCount === 1;
+}
+
+/** A new secret; the old one stops working at once and the token version moves, so tokens
+ * issued before the rotation are refused too. */
+export async function rotateClientSecret<K extends ClientKind>(db: Queryable, kind: K, organizationId: number, id: number): Promise<(K extends 'vtn' ? VtnCredential : OrganizationClient) | undefined> {
+  const secret = generateSecret();
+  const secretHash = await hashSecret(secret);
+  const { rows } = await db.query<Row>(
+    `UPDATE api_clients c SET secret_hash = $4, hint = $5, token_version = token_version + 1, updated_at = now()
+     WHERE c.id = $1 AND c.kind = $2 AND c.organization_id = $3 RETURNING ${COLUMNS}`,
+    [id, kind, organizationId, secretHash, hintOf(secret)],
+  );
+  return rows[0] ? shape(kind, { ...rows[0], clientSecret: secret }) : undefined;
+}
+
+export interface ClientForToken {
+  id: number;
+  kind: ClientKind;
+  organizationId: number;
+  secretHash: string;
+  scopes: string[];
+  tokenVersion: number;
+  permissions: string[];
+}
+
+export async function findClientForToken(db: Queryable, clientId: string): Promise<ClientForToken | undefined> {
+  const { rows } = await db.query<ClientForToken>(
+    `SELECT c.id, c.kind, c.organization_id AS "organizationId", c.secret_hash AS "secretHash", c.scopes, c.token_version AS "tokenVersion",
+       coalesce((SELECT array_agg(DISTINCT p) FROM api_client_roles cr JOIN roles r ON r.id = cr.role_id, unnest(r.permissions) p WHERE cr.client_id = c.id), '{}') AS permissions
+     FROM api_clients c WHERE c.client_id = $1`,
+    [clientId],
+  );
+  return rows[0];
+}
+
+export async function clientExists(db: Queryable, clientId: string): Promise<boolean> {
+  const { rowCount } = await db.query('SELECT 1 FROM api_clients WHERE client_id = $1', [clientId]);
+  return rowCount === 1;
+}
+
+/** What a cached token must be re-checked against: the client's current version and its
+ * organization's features. Undefined when the client was deleted. */
+export async function clientAccess(db: Queryable, id: number): Promise<{ tokenVersion: number; features: string[] } | undefined> {
+  const { rows } = await db.query<{ tokenVersion: number; features: string[] }>(
+    'SELECT c.token_version AS "tokenVersion", o.features FROM api_clients c JOIN organizations o ON o.id = c.organization_id WHERE c.id = $1',
+    [id],
+  );
+  return rows[0];
+}

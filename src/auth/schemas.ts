@@ -1,0 +1,56 @@
+// Schemas of organization clients and VTN credentials, exactly as the interface names them
+// (request `rolesIds`, response `roleIds`).
+import { arrayOf, int32Id, objectSchema } from '../http/schemas.ts';
+import { scopeSchema } from './catalogue.ts';
+
+const secretProperty = {
+  type: ['string', 'null'],
+  description: 'The client secret: returned by create and rotate only; null in lists. Store it safely, it cannot be shown again.',
+};
+
+export const organizationClientInput = objectSchema(
+  {
+    clientName: { type: 'string', minLength: 1, maxLength: 128 },
+    rolesIds: arrayOf(int32Id, { uniqueItems: true, default: [], description: 'Roles granted to the client (the response calls them `roleIds`).' }),
+  },
+  ['clientName'],
+  { title: 'OrganizationClientInput' },
+);
+
+export const organizationClientSchema = objectSchema(
+  {
+    id: int32Id,
+    organizationId: int32Id,
+    clientId: { type: 'string' },
+    clientSecret: secretProperty,
+    clientName: { type: 'string' },
+    hint: { type: 'string', description: 'First characters of the secret, to tell secrets apart.' },
+    roleIds: arrayOf({ type: 'integer' }),
+  },
+  ['id', 'organizationId', 'clientId', 'clientSecret', 'clientName', 'hint', 'roleIds'],
+  { title: 'OrganizationClient' },
+);
+
+export const vtnCredentialInput = objectSchema(
+  {
+    organizationId: int32Id,
+    name: { type: 'string', minLength: 1, maxLength: 128 },
+    scopes: arrayOf(scopeSchema, { minItems: 1, uniqueItems: true }),
+  },
+  ['organizationId', 'name', 'scopes'],
+  { title: 'VtnCredentialInput' },
+);
+
+export const vtnCredentialSchema = objectSchema(
+  {
+    id: int32Id,
+    organizationId: int32Id,
+    clientId: { type: 'string' },
+    clientSecret: secretProperty,
+    clientName: { type: 'string' },
+    hint: { type: 'string', description: 'First characters of the secret, to tell secrets apart.' },
+    scopes: arrayOf(scopeSchema),
+  },
+  ['id', 'organizationId', 'clientId', 'clientSecret', 'clientName', 'hint', 'scopes'],
+  { title: 'VtnCredential' },
+);

@@ -1,0 +1,147 @@
+// All configuration comes from environment variables, parsed and validated here and nowhere
+// else. A bad value stops the start with a message naming every problem. The README's
+// configuration table is generated from CONFIG_DOCS (test/unit/config.test.ts keeps them equal).
+export interface Config {
+  host: string;
+  port: number;
+  dataDir: string;
+  /** Use this PostgreSQL server instead of the embedded one. */
+  databaseUrl: string | undefined;
+  embeddedPostgresPort: number;
+  dbPoolMax: number;
+  adminToken: string | undefined;
+  jwtSecret: string | undefined;
+  tokenIssuer: string;
+  tokenAudiences: string[];
+  tokenTtlSeconds: number;
+  /** How long a token's client version and organization features may be cached. */
+  authCacheMs: number;
+  bodyLimitBytes: number;
+  trustProxy: boolean;
+  rateLimitStore: 'memory' | 'postgres';
+  rateLimitReadingsPerSecond: number;
+  rateLimitReadingsPerMinute: number;
+  rateLimitTokenPerMinute: number;
+  rateLimitTokenUnknownPerMinute: number;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  shutdownTimeoutMs: number;
+}
+
+export interface ConfigDoc {
+  name: string;
+  default: string;
+  description: string;
+}
+
+export const CONFIG_DOCS: ConfigDoc[] = [
+  { name: 'PORT', default: '8080', description: 'HTTP port (0 picks a free one and logs it).' },
+  { name: 'HOST', default: '127.0.0.1', description: 'Address to listen on (0.0.0.0 for all interfaces).' },
+  { name: 'DATA_DIR', default: './.data', description: 'Embedded PostgreSQL data, generated admin token. Kept across restarts.' },
+  { name: 'DATABASE_URL', default: '(unset)', description: 'PostgreSQL connection string; when set, no embedded server is started.' },
+  { name: 'EMBEDDED_PG_PORT', default: '0', description: 'Port of the embedded PostgreSQL (0 = a free port on 127.0.0.1).' },
+  { name: 'DB_POOL_MAX', default: '20', description: 'Maximum database connections of this instance.' },
+  { name: 'ADMIN_TOKEN', default: '(generated)', description: 'Personal access token of the bootstrap global administrator. When unset one is generated on first start, written to DATA_DIR/admin-token (mode 0600) and printed once.' },
+  { name: 'JWT_SECRET', default: '(generated, stored in the database)', description: 'HS256 signing secret for access tokens, at least 32 characters. When unset a random key is created once and kept in the database, so every instance shares it.' },
+  { name: 'TOKEN_ISSUER', default: 'flex', description: 'The `iss` claim of access tokens.' },
+  { name: 'TOKEN_AUDIENCES', default: 'flex-api', description: 'Comma-separated audiences accepted by POST /oauth/token (`audience` parameter).' },
+  { name: 'TOKEN_TTL_SECONDS', default: '86400', description: 'Access token lifetime (`expires_in`).' },
+  { name: 'AUTH_CACHE_MS', default: '2000', description: 'How long token revocation state (deleted client, rotated secret) and organization features are cached. Revoked tokens stop working within this time.' },
+  { name: 'BODY_LIMIT_BYTES', default: '268435456', description: 'Largest accepted request body (256 MiB; reading batches are large). 413 beyond.' },
+  { name: 'TRUST_PROXY', default: 'false', description: 'Take the client address from X-Forwarded-For (behind a load balancer).' },
+  { name: 'RATE_LIMIT_STORE', default: 'memory', description: '`memory` (one instance) or `postgres` (counters shared by all instances).' },
+  { name: 'RATE_LIMIT_READINGS_PER_SECOND', default: '5', description: 'POST /api/readings requests per OAuth client per second.' },
+  { name: 'RATE_LIMIT_READINGS_PER_MINUTE', default: '20', description: 'POST /api/readings requests per OAuth client per minute.' },
+  { name: 'RATE_LIMIT_TOKEN_PER_MINUTE', default: '30', description: 'POST /oauth/token requests per client_id per minute.' },
+  { name: 'RATE_LIMIT_TOKEN_UNKNOWN_PER_MINUTE', default: '30', description: 'POST /oauth/token requests per client address per minute when the client_id is unknown.' },
+  { name: 'LOG_LEVEL', default: 'info', description: 'fatal, error, warn, info, debug, trace or silent. Requests are logged at debug.' },
+  { name: 'SHUTDOWN_TIMEOUT_MS', default: '30000', description: 'How long SIGTERM/SIGINT waits for in-flight requests before closing.' },
+];
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+class Reader {
+  readonly problems: string[] = [];
+  constructor(private readonly env: Env) {}
+
+  raw(name: string): string | undefined {
+    const value = this.env[name];
+    return value === undefined || value.trim() === '' ? undefined : value.trim();
+  }
+
+  string(name: string, fallback: string): string {
+    return this.raw(name) ?? fallback;
+  }
+
+  int(name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+    const value = this.raw(name);
+    if (value === undefined) return fallback;
+    if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+      this.problems.push(`${name} must be an integer between ${min} and ${max}, got ${JSON.stringify(value)}`);
+      return fallback;
+    }
+    return Number(value);
+  }
+
+  bool(name: string, fallback: boolean): boolean {
+    const value = this.raw(name)?.toLowerCase();
+    if (value === undefined) return fallback;
+    if (['1', 'true', 'yes', 'on'].includes(value)) return true;
+    if (['0', 'false', 'no', 'off'].includes(value)) return false;
+    this.problems.push(`${name} must be true or false, got ${JSON.stringify(value)}`);
+    return fallback;
+  }
+
+  oneOf<T extends string>(name: string, allowed: readonly T[], fallback: T): T {
+    const value = this.raw(name);
+    if (value === undefined) return fallback;
+    if (!(allowed as readonly string[]).includes(value)) {
+      this.problems.push(`${name} must be one of ${allowed.join(', ')}, got ${JSON.stringify(value)}`);
+      return fallback;
+    }
+    return value as T;
+  }
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const r = new Reader(env);
+  const databaseUrl = r.raw('DATABASE_URL');
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) r.problems.push('DATABASE_URL must start with postgres:// or postgresql://');
+  const jwtSecret = r.raw('JWT_SECRET');
+  if (jwtSecret !== undefined && jwtSecret.length < 32) r.problems.push('JWT_SECRET must be at least 32 characters');
+  const adminToken = r.raw('ADMIN_TOKEN');
+  if (adminToken !== undefined && adminToken.length < 32) r.problems.push('ADMIN_TOKEN must be at least 32 characters');
+  const audiences = r.string('TOKEN_AUDIENCES', 'flex-api').split(',').map((a) => a.trim()).filter(Boolean);
+  if (audiences.length === 0) r.problems.push('TOKEN_AUDIENCES must name at least one audience');
+  const config: Config = {
+    host: r.string('HOST', '127.0.0.1'),
+    port: r.int('PORT', 8080, 0, 65535),
+    dataDir: r.string('DATA_DIR', './.data'),
+    databaseUrl,
+    embeddedPostgresPort: r.int('EMBEDDED_PG_PORT', 0, 0, 65535),
+    dbPoolMax: r.int('DB_POOL_MAX', 20, 1, 1000),
+    adminToken,
+    jwtSecret,
+    tokenIssuer: r.string('TOKEN_ISSUER', 'flex'),
+    tokenAudiences: audiences,
+    tokenTtlSeconds: r.int('TOKEN_TTL_SECONDS', 86400, 60, 31 * 86400),
+    authCacheMs: r.int('AUTH_CACHE_MS', 2000, 0, 60_000),
+    bodyLimitBytes: r.int('BODY_LIMIT_BYTES', 256 * 1024 * 1024, 1024, 2 ** 31),
+    trustProxy: r.bool('TRUST_PROXY', false),
+    rateLimitStore: r.oneOf('RATE_LIMIT_STORE', ['memory', 'postgres'] as const, 'memory'),
+    rateLimitReadingsPerSecond: r.int('RATE_LIMIT_READINGS_PER_SECOND', 5, 1),
+    rateLimitReadingsPerMinute: r.int('RATE_LIMIT_READINGS_PER_MINUTE', 20, 1),
+    rateLimitTokenPerMinute: r.int('RATE_LIMIT_TOKEN_PER_MINUTE', 30, 1),
+    rateLimitTokenUnknownPerMinute: r.int('RATE_LIMIT_TOKEN_UNKNOWN_PER_MINUTE', 30, 1),
+    logLevel: r.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+    shutdownTimeoutMs: r.int('SHUTDOWN_TIMEOUT_MS', 30_000, 0, 600_000),
+  };
+  if (r.problems.length > 0) throw new ConfigError(r.problems);
+  return config;
+}

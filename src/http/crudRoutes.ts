@@ -1,0 +1,97 @@
+// The five routes of an admin collection: list, get, create (201 with the object and its id),
+// replace (PUT) and delete (204). Domains supply the schemas and the storage functions.
+import { notFound } from './errors.ts';
+import { arrayOf, idParams, pageQueryProperties, querySchema } from './schemas.ts';
+import type { AuthRequirement, JsonSchema, RouteDef } from './types.ts';
+
+export interface CrudSpec<T, I> {
+  /** `/api/admin/organizations` */
+  basePath: string;
+  /** Singular noun for messages and summaries: `organization`. */
+  noun: string;
+  tag: string;
+  auth: AuthRequirement;
+  /** Schema of the stored object (responses). */
+  object: JsonSchema;
+  /** Schema of the create/replace body. */
+  input: JsonSchema;
+  /** Schema of the create response when it differs (e.g. carries a one-time token). */
+  created?: JsonSchema;
+  list(page: { limit: number; offset: number }): Promise<T[]>;
+  get(id: number): Promise<T | undefined>;
+  create(input: I): Promise<T>;
+  update(id: number, input: I): Promise<T | undefined>;
+  remove(id: number): Promise<boolean>;
+}
+
+export function crudRoutes<T, I>(spec: CrudSpec<T, I>): RouteDef[] {
+  const { basePath, noun, tag, auth } = spec;
+  const itemPath = `${basePath}/:id`;
+  const title = noun.charAt(0).toUpperCase() + noun.slice(1);
+  const missing = (id: number) => notFound(`${title} ${id}`);
+  return [
+    {
+      method: 'GET',
+      path: basePath,
+      summary: `List ${noun}s`,
+      tags: [tag],
+      auth,
+      query: querySchema(pageQueryProperties),
+      responses: { 200: { description: `The ${noun}s, by id`, schema: arrayOf(spec.object) } },
+      handler: async (req) => ({ status: 200, body: await spec.list(req.query as { limit: number; offset: number }) }),
+    },
+    {
+      method: 'POST',
+      path: basePath,
+      summary: `Create a ${noun}`,
+      tags: [tag],
+      auth,
+      body: spec.input,
+      responses: { 201: { description: `The created ${noun} with its id`, schema: spec.created ?? spec.object } },
+      handler: async (req) => ({ status: 201, body: await spec.create(req.body as I) }),
+    },
+    {
+      method: 'GET',
+      path: itemPath,
+      summary: `Get a ${noun}`,
+      tags: [tag],
+      auth,
+      params: idParams('id'),
+      responses: { 200: { description: `The ${noun}`, schema: spec.object } },
+      handler: async (req) => {
+        const found = await spec.get(req.params.id);
+        if (!found) throw missing(req.params.id);
+        return { status: 200, body: found };
+      },
+    },
+    {
+      method: 'PUT',
+      path: itemPath,
+      summary: `Replace a ${noun}`,
+      tags: [tag],
+      auth,
+      params: idParams('id'),
+      body: spec.input,
+      responses: { 200: { description: `The updated ${noun}`, schema: spec.object } },
+      handler: async (req) => {
+        const updated = await spec.update(req.params.id, req.body as I);
+        if (!updated) throw missing(req.params.id);
+        return { status: 200, body: updated };
+      },
+    },
+    {
+      method: 'DELETE',
+      path: itemPath,
+      summary: `Delete a ${noun}`,
+      description: `409 when other objects still refer to the ${noun}.`,
+      tags: [tag],
+      auth,
+      params: idParams('id'),
+      responses: { 204: { description: 'Deleted' } },
+      handler: async (req) => {
+        if (!(await spec.remove(req.params.id))) throw missing(req.params.id);
+        return { status: 204 };
+      },
+    },
+  ];
+}

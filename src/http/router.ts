@@ -1,0 +1,306 @@
+// The request pipeline, independent of the socket: compile the route table once (Ajv validators,
+// fast-json-stringify serializers; a broken schema stops the start and names the route), then
+// for each request: authenticate → check the token's rights → client rate limit → (body read by
+// the server) → parse and validate → custom rate limit → organization check → handler.
+import { isUtf8 } from 'node:buffer';
+import type { Logger } from 'pino';
+import fastJson from 'fast-json-stringify';
+import type { ValidateFunction } from 'ajv';
+import { checkCredentials, checkRequestOrganization } from './authorize.ts';
+import { HttpError, PROBLEM_CONTENT_TYPE, type ErrorCode } from './errors.ts';
+import { arrayKeysOf, parseQuery } from './query.ts';
+import {
+  rateLimitHeaders,
+  retryAfterSeconds,
+  tooManyRequestsText,
+  type RateLimitResult,
+  type RateLimitStore,
+} from './rateLimit.ts';
+import type { ApiReply, ApiRequest, HttpMethod, Principal, RateLimitWindow, RouteDef } from './types.ts';
+import { compile, createValidators, toFieldErrors, type Validators } from './validation.ts';
+
+export interface RequestHead {
+  method: HttpMethod;
+  path: string;
+  rawQuery: string;
+  headers: Record<string, string>;
+  /** Undecoded path parameter values in the order of the route pattern. */
+  rawParams: string[];
+  remoteAddress: string;
+  requestId: string;
+}
+
+/** What the server writes: status, headers, and an encoded body. */
+export interface Outgoing {
+  status: number;
+  headers: Record<string, string>;
+  body: string | Buffer | undefined;
+}
+
+export interface RouterDeps {
+  /** Resolves a bearer token to a principal; throws an HttpError (401) for a bad token. */
+  authenticate: (authorization: string) => Promise<Principal>;
+  rateLimits: RateLimitStore;
+  log: Logger;
+  /** Maps storage errors (SQLSTATE) to HTTP errors; undefined = unexpected (500). */
+  translateError?: (err: unknown) => HttpError | undefined;
+  now?: () => number;
+}
+
+export interface CompiledRoute {
+  def: RouteDef;
+  paramNames: string[];
+  arrayQueryKeys: Set<string>;
+  validateParams: ValidateFunction | undefined;
+  validateQuery: ValidateFunction | undefined;
+  validateBody: ValidateFunction | undefined;
+  serializers: Map<number, (value: unknown) => string>;
+}
+
+/** State carried from the first step (before the body) to the second. */
+export interface Admitted {
+  principal: Principal | undefined;
+  rateHeaders: Record<string, string> | undefined;
+}
+
+const serializeProblem = fastJson({
+  type: 'object',
+  properties: {
+    type: { type: 'string' },
+    title: { type: 'string' },
+    status: { type: 'integer' },
+    detail: { type: 'string' },
+    requestId: { type: 'string' },
+    errors: {
+      type: 'array',
+      items: { type: 'object', properties: { path: { type: 'string' }, message: { type: 'string' } } },
+    },
+  },
+  additionalProperties: true,
+});
+
+export function compileRoute(def: RouteDef, validators: Validators): CompiledRoute {
+  const what = `${def.method} ${def.path}`;
+  const paramNames = [...def.path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]!);
+  const serializers = new Map<number, (value: unknown) => string>();
+  for (const [status, spec] of Object.entries(def.responses)) {
+    if (!spec.schema) continue;
+    try {
+      serializers.set(Number(status), fastJson(spec.schema as never) as (value: unknown) => string);
+    } catch (err) {
+      throw new Error(`Invalid response schema ${status} for ${what}: ${(err as Error).message}`);
+    }
+  }
+  const bodyKind = def.bodyKind ?? (def.body ? 'json' : 'none');
+  if ((bodyKind === 'json' || bodyKind === 'form') && !def.body) throw new Error(`${what} reads a ${bodyKind} body but declares no body schema`);
+  return {
+    def: { ...def, bodyKind },
+    paramNames,
+    arrayQueryKeys: arrayKeysOf(def.query),
+    validateParams: def.params ? compile(validators.input, def.params, `${what} path parameters`) : undefined,
+    validateQuery: def.query ? compile(validators.input, def.query, `${what} query`) : undefined,
+    validateBody: def.body && bodyKind !== 'raw' ? compile(validators.body, def.body, `${what} body`) : undefined,
+    serializers,
+  };
+}
+
+export class RateLimitedError extends Error {
+  constructor(
+    readonly text: string,
+    readonly headers: Record<string, string>,
+  ) {
+    super('rate limited');
+  }
+}
+
+export class Router {
+  readonly routes: CompiledRoute[];
+  private readonly now: () => number;
+
+  constructor(
+    defs: readonly RouteDef[],
+    private readonly deps: RouterDeps,
+  ) {
+    const validators = createValidators();
+    const seen = new Set<string>();
+    this.routes = defs.map((def) => {
+      const key = `${def.method} ${def.path.replace(/:[A-Za-z0-9_]+/g, ':')}`;
+      if (seen.has(key)) throw new Error(`Duplicate route ${def.method} ${def.path}`);
+      seen.add(key);
+      return compileRoute(def, validators);
+    });
+    this.now = deps.now ?? Date.now;
+  }
+
+  /** Step 1, before the body is read: who is calling, may they, and are they within quota. */
+  async admit(route: CompiledRoute, head: RequestHead): Promise<Admitted> {
+    const { def } = route;
+    if (def.auth === 'public') return { principal: undefined, rateHeaders: undefined };
+    const authorization = head.headers['authorization'];
+    const principal = authorization ? await this.deps.authenticate(authorization) : undefined;
+    checkCredentials(principal, def.auth);
+    let rateHeaders: Record<string, string> | undefined;
+    if (def.rateLimit && def.rateLimit.key !== 'custom' && principal?.rateLimitKey) {
+      rateHeaders = await this.consume(def.rateLimit.name, principal.rateLimitKey, def.rateLimit.windows);
+    }
+    return { principal, rateHeaders };
+  }
+
+  /** Step 2, with the body: parse and validate, check the organization, run the handler. */
+  async complete(route: CompiledRoute, head: RequestHead, admitted: Admitted, body: Buffer | undefined, signal: AbortSignal): Promise<ApiReply> {
+    const { def } = route;
+    const req: ApiRequest = {
+      method: head.method,
+      path: head.path,
+      params: this.parseParams(route, head.rawParams),
+      query: this.parseQueryFor(route, head.rawQuery),
+      body: undefined,
+      rawBody: undefined,
+      headers: head.headers,
+      principal: admitted.principal,
+      requestId: head.requestId,
+      remoteAddress: head.remoteAddress,
+      signal,
+    };
+    if (def.bodyKind === 'json') req.body = this.parseJsonBody(route, head, body);
+    else if (def.bodyKind === 'form') {
+      req.rawBody = body;
+      req.body = this.parseFormBody(route, head, body);
+    } else if (def.bodyKind === 'raw') req.rawBody = body ?? Buffer.alloc(0);
+
+    let rateHeaders = admitted.rateHeaders;
+    if (def.rateLimit?.key === 'custom' && def.rateLimitKey) {
+      const custom = await def.rateLimitKey(req);
+      rateHeaders = await this.consume(def.rateLimit.name, custom.key, custom.windows ?? def.rateLimit.windows);
+    }
+    if (def.auth !== 'public' && admitted.principal) checkRequestOrganization(admitted.principal, def.auth, req);
+    const reply = await def.handler(req);
+    if (rateHeaders) reply.headers = { ...rateHeaders, ...reply.headers };
+    return reply;
+  }
+
+  /** Both steps for a request whose body is already at hand (tests, benchmarks). */
+  async dispatch(route: CompiledRoute, head: RequestHead, body?: Buffer): Promise<Outgoing> {
+    try {
+      const admitted = await this.admit(route, head);
+      return this.encode(route, await this.complete(route, head, admitted, body, new AbortController().signal));
+    } catch (err) {
+      return this.encodeError(err, head.requestId, route);
+    }
+  }
+
+  encode(route: CompiledRoute, reply: ApiReply): Outgoing {
+    const headers: Record<string, string> = { ...reply.headers };
+    if (reply.raw !== undefined) {
+      headers['Content-Type'] = reply.contentType ?? 'application/json';
+      return { status: reply.status, headers, body: reply.raw };
+    }
+    if (reply.body === undefined) return { status: reply.status, headers, body: undefined };
+    const serialize = route.serializers.get(reply.status);
+    headers['Content-Type'] = reply.contentType ?? 'application/json';
+    if (!serialize) {
+      this.deps.log.warn({ route: route.def.path, status: reply.status }, 'response status has no schema; using JSON.stringify');
+      return { status: reply.status, headers, body: JSON.stringify(reply.body) };
+    }
+    return { status: reply.status, headers, body: serialize(reply.body) };
+  }
+
+  encodeError(err: unknown, requestId: string, route?: CompiledRoute): Outgoing {
+    if (err instanceof RateLimitedError) {
+      return { status: 429, headers: { ...err.headers, 'Content-Type': 'text/plain; charset=utf-8' }, body: err.text };
+    }
+    let httpError = err instanceof HttpError ? err : this.deps.translateError?.(err);
+    if (!httpError) {
+      this.deps.log.error({ err, requestId }, 'unhandled error');
+      httpError = new HttpError('internal_error', `An internal error occurred; quote request id ${requestId} when reporting it`);
+    }
+    if (route?.def.mapError) httpError = route.def.mapError(httpError);
+    return {
+      status: httpError.status,
+      headers: { ...httpError.headers, 'Content-Type': httpError.contentType ?? PROBLEM_CONTENT_TYPE },
+      body: serializeProblem(httpError.toProblem(requestId)),
+    };
+  }
+
+  private async consume(name: string, key: string, windows: readonly RateLimitWindow[]): Promise<Record<string, string>> {
+    const now = this.now();
+    const result: RateLimitResult = await this.deps.rateLimits.consume(`${name}:${key}`, windows, now);
+    const headers = rateLimitHeaders(result);
+    if (!result.allowed) {
+      const retryAfter = retryAfterSeconds(result, now);
+      throw new RateLimitedError(tooManyRequestsText(name, windows, retryAfter), { ...headers, 'Retry-After': String(retryAfter) });
+    }
+    return headers;
+  }
+
+  private parseParams(route: CompiledRoute, raw: string[]): Record<string, unknown> {
+    const params: Record<string, unknown> = {};
+    route.paramNames.forEach((name, i) => {
+      const value = raw[i] ?? '';
+      try {
+        params[name] = decodeURIComponent(value);
+      } catch {
+        throw new HttpError('malformed_request', `Path parameter ${name} has an invalid percent-encoding`);
+      }
+    });
+    if (route.validateParams && !route.validateParams(params)) {
+      throw new HttpError('validation_failed', 'Invalid path parameters', { errors: toFieldErrors(route.validateParams.errors, 'path') });
+    }
+    return params;
+  }
+
+  private parseQueryFor(route: CompiledRoute, rawQuery: string): Record<string, unknown> {
+    const query: Record<string, unknown> = parseQuery(rawQuery, route.arrayQueryKeys);
+    if (route.validateQuery && !route.validateQuery(query)) {
+      throw new HttpError('validation_failed', 'Invalid query parameters', { errors: toFieldErrors(route.validateQuery.errors, 'query') });
+    }
+    return query;
+  }
+
+  private contentTypeError(route: CompiledRoute, expected: string, got: string | undefined): HttpError {
+    const code: ErrorCode = route.def.contentTypeErrorStatus === 415 ? 'unsupported_media_type' : 'unsupported_content_type';
+    return new HttpError(code, `Expected Content-Type ${expected}, got ${got ? JSON.stringify(got) : 'none'}`);
+  }
+
+  private parseJsonBody(route: CompiledRoute, head: RequestHead, body: Buffer | undefined): unknown {
+    const contentType = head.headers['content-type'];
+    if (!isJsonContentType(contentType)) throw this.contentTypeError(route, 'application/json', contentType);
+    if (!body || body.length === 0) throw new HttpError('malformed_json', 'The request body is empty; a JSON document is required');
+    if (!isUtf8(body)) throw new HttpError('malformed_json', 'The request body is not valid UTF-8');
+    let value: unknown;
+    try {
+      value = JSON.parse(body.toString('utf8'));
+    } catch (err) {
+      throw new HttpError('malformed_json', `The request body is not valid JSON: ${(err as Error).message}`);
+    }
+    if (route.validateBody && !route.validateBody(value)) {
+      throw new HttpError('validation_failed', 'Invalid request body', { errors: toFieldErrors(route.validateBody.errors, '') });
+    }
+    return value;
+  }
+
+  private parseFormBody(route: CompiledRoute, head: RequestHead, body: Buffer | undefined): unknown {
+    const contentType = head.headers['content-type'];
+    if (!contentType || contentType.split(';')[0]!.trim().toLowerCase() !== 'application/x-www-form-urlencoded') {
+      throw this.contentTypeError(route, 'application/x-www-form-urlencoded', contentType);
+    }
+    if (body && !isUtf8(body)) throw new HttpError('malformed_request', 'The request body is not valid UTF-8');
+    const form: Record<string, string> = {};
+    for (const [key, value] of Object.entries(parseQuery(body ? body.toString('utf8') : ''))) {
+      if (Array.isArray(value)) {
+        throw new HttpError('validation_failed', `Parameter ${key} is repeated`, { errors: [{ path: key, message: 'must not be repeated' }] });
+      }
+      form[key] = value;
+    }
+    if (route.validateBody && !route.validateBody(form)) {
+      throw new HttpError('validation_failed', 'Invalid form parameters', { errors: toFieldErrors(route.validateBody.errors, '') });
+    }
+    return form;
+  }
+}
+
+export function isJsonContentType(contentType: string | undefined): boolean {
+  if (!contentType) return false;
+  const type = contentType.split(';')[0]!.trim().toLowerCase();
+  return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
+}

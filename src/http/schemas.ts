@@ -1,0 +1,33 @@
+// Small JSON Schema builders shared by every domain's route schemas.
+import type { JsonSchema } from './types.ts';
+
+export const INT32_MAX = 2_147_483_647;
+
+/** A platform object id: int32, positive. */
+export const int32Id = { type: 'integer', minimum: 1, maximum: INT32_MAX } as const;
+/** Request timestamps: ISO 8601 in UTC (`Z`). */
+export const utcDateTime = { type: 'string', format: 'utc-date-time' } as const;
+/** Response timestamps (fast-json-stringify writes Date objects as ISO 8601 UTC). */
+export const dateTime = { type: 'string', format: 'date-time' } as const;
+
+export function objectSchema(properties: Record<string, unknown>, required: readonly string[] = [], extra: JsonSchema = {}): JsonSchema {
+  return { type: 'object', properties, required: [...required], additionalProperties: false, ...extra };
+}
+
+/** Path parameters that are int32 ids. */
+export function idParams(...names: string[]): JsonSchema {
+  return objectSchema(Object.fromEntries(names.map((n) => [n, int32Id])), names);
+}
+
+export function querySchema(properties: Record<string, unknown>, required: readonly string[] = []): JsonSchema {
+  return objectSchema(properties, required);
+}
+
+export const pageQueryProperties = {
+  limit: { type: 'integer', minimum: 1, maximum: 10_000, default: 1000, description: 'Maximum number of items (default 1000).' },
+  offset: { type: 'integer', minimum: 0, default: 0, description: 'Items to skip.' },
+} as const;
+
+export function arrayOf(items: unknown, extra: JsonSchema = {}): JsonSchema {
+  return { type: 'array', items, ...extra };
+}

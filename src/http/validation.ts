@@ -1,0 +1,111 @@
+// Ajv instances, compiled once at start. Bodies are validated strictly (no type coercion);
+// path and query parameters arrive as strings and are coerced by their schemas.
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { FieldError } from './errors.ts';
+import type { JsonSchema } from './types.ts';
+
+// ajv-formats is CommonJS; under NodeNext its default export arrives wrapped.
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ??
+  addFormatsModule) as unknown as (ajv: Ajv) => Ajv;
+
+export const MAX_LISTED_ERRORS = 20;
+
+function newAjv(coerce: boolean): Ajv {
+  const ajv = new Ajv({
+    allErrors: true,
+    strict: true,
+    coerceTypes: coerce ? 'array' : false,
+    useDefaults: true,
+    // `title` names a schema for the OpenAPI components; `example` documents it.
+    keywords: ['example'],
+  });
+  addFormats(ajv);
+  // `date-time` in JSON Schema accepts offsets; the platform speaks UTC only (DESIGN.md, Time).
+  ajv.addFormat('utc-date-time', {
+    type: 'string',
+    validate: (s: string) => UTC_DATE_TIME.test(s) && !Number.isNaN(Date.parse(s)),
+  });
+  ajv.addFormat('iso-duration', { type: 'string', validate: (s: string) => ISO_DURATION.test(s) && s !== 'P' && !s.endsWith('T') });
+  return ajv;
+}
+
+export const UTC_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/;
+export const ISO_DURATION = /^-?P(?:\d+(?:\.\d+)?Y)?(?:\d+(?:\.\d+)?M)?(?:\d+(?:\.\d+)?W)?(?:\d+(?:\.\d+)?D)?(?:T(?:\d+(?:\.\d+)?H)?(?:\d+(?:\.\d+)?M)?(?:\d+(?:\.\d+)?S)?)?$/;
+
+export interface Validators {
+  body: Ajv;
+  input: Ajv;
+}
+
+export function createValidators(): Validators {
+  return { body: newAjv(false), input: newAjv(true) };
+}
+
+export function compile(ajv: Ajv, schema: JsonSchema, what: string): ValidateFunction {
+  try {
+    return ajv.compile(schema);
+  } catch (err) {
+    throw new Error(`Invalid schema for ${what}: ${(err as Error).message}`);
+  }
+}
+
+/** `/meters/0/registers/2` → `meters[0].registers[2]`, prefixed for query/path parameters. */
+export function formatPath(pointer: string, prefix: string): string {
+  let out = prefix;
+  for (const raw of pointer.split('/').slice(1)) {
+    const segment = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (/^\d+$/.test(segment)) out += `[${segment}]`;
+    else out += out === '' ? segment : `.${segment}`;
+  }
+  return out;
+}
+
+function join(path: string, child: string): string {
+  return path === '' ? child : `${path}.${child}`;
+}
+
+export function toFieldErrors(errors: ErrorObject[] | null | undefined, prefix: string): FieldError[] {
+  const out: FieldError[] = [];
+  const seen = new Set<string>();
+  for (const e of errors ?? []) {
+    let path = formatPath(e.instancePath, prefix);
+    let message = e.message ?? 'is invalid';
+    switch (e.keyword) {
+      case 'required':
+        path = join(path, String(e.params.missingProperty));
+        message = 'is required';
+        break;
+      case 'additionalProperties':
+        path = join(path, String(e.params.additionalProperty));
+        message = 'is not a known property';
+        break;
+      case 'enum':
+        message = `must be one of: ${(e.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+        break;
+      case 'format':
+        message = formatMessage(String(e.params.format));
+        break;
+    }
+    if (path === '') path = prefix === '' ? '(body)' : prefix;
+    const key = `${path}\u0000${message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push({ path, message });
+    if (out.length >= MAX_LISTED_ERRORS) break;
+  }
+  return out;
+}
+
+function formatMessage(format: string): string {
+  switch (format) {
+    case 'utc-date-time':
+      return 'must be an ISO 8601 UTC date-time such as 2024-01-01T00:00:00Z';
+    case 'date-time':
+      return 'must be an ISO 8601 date-time';
+    case 'iso-duration':
+      return 'must be an ISO 8601 duration such as PT1H';
+    default:
+      return `must match format "${format}"`;
+  }
+}

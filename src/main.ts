@@ -1,0 +1,64 @@
+// Process entry point: configuration, the app, start-up message, signals.
+import { createApp } from './app.ts';
+import { ConfigError, loadConfig, type Config } from './config.ts';
+import { createLogger } from './log.ts';
+
+async function main(): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\nSee README.md, Configuration.\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+  const log = createLogger(config.logLevel);
+  const app = await createApp(config, { log });
+  const { baseUrl, adminToken } = app;
+  log.info({ port: app.port, baseUrl, vtnUrl: `${baseUrl}/api/openadr/v1`, authUrl: `${baseUrl}/oauth/token`, adminTokenLocation: adminToken.source }, 'flex is listening');
+  process.stdout.write(
+    [
+      '',
+      `  Flex is listening on ${baseUrl}`,
+      `    base_url  ${baseUrl}`,
+      `    vtn_url   ${baseUrl}/api/openadr/v1`,
+      `    auth_url  ${baseUrl}/oauth/token`,
+      `    OpenAPI   ${baseUrl}/api/openapi.json`,
+      `    admin token: ${adminToken.source === 'ADMIN_TOKEN' ? 'the ADMIN_TOKEN environment variable' : adminToken.source}`,
+      ...(adminToken.generated ? [`    generated admin token (shown once, also saved in that file): ${adminToken.generated}`] : []),
+      '',
+      '',
+    ].join('\n'),
+  );
+
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      log.warn({ signal }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    stopping = true;
+    log.info({ signal }, 'shutting down: finishing in-flight requests');
+    app.close().then(
+      () => {
+        log.info('stopped');
+        log.flush();
+        process.exit(0);
+      },
+      (err: unknown) => {
+        log.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  process.on('unhandledRejection', (reason) => log.error({ err: reason }, 'unhandled promise rejection'));
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`Flex failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});
