@@ -7,6 +7,7 @@ import { identityAdminRoutes } from './admin/identityRoutes.ts';
 import { Authenticator } from './auth/authenticator.ts';
 import { ensureBootstrapAdmin, type AdminTokenInfo } from './auth/bootstrap.ts';
 import { FEATURES, PERMISSIONS, VTN_SCOPES } from './auth/catalogue.ts';
+import { meRoutes } from './auth/meRoutes.ts';
 import { organizationClientRoutes } from './auth/organizationClientRoutes.ts';
 import { tokenRoutes } from './auth/tokenRoutes.ts';
 import { TokenSigner, loadSigningKey } from './auth/tokens.ts';
@@ -100,6 +101,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         perClientPerMinute: config.rateLimitTokenPerMinute,
         unknownClientPerMinute: config.rateLimitTokenUnknownPerMinute,
       }),
+      ...meRoutes(),
       ...organizationClientRoutes(pool),
       ...vtnCredentialRoutes(pool),
       ...identityAdminRoutes(pool),

@@ -26,7 +26,7 @@ export interface RequestHead {
   headers: Record<string, string>;
   /** Undecoded path parameter values in the order of the route pattern. */
   rawParams: string[];
-  remoteAddress: string;
+  readonly remoteAddress: string;
   requestId: string;
 }
 
@@ -147,21 +147,9 @@ export class Router {
   }
 
   /** Step 2, with the body: parse and validate, check the organization, run the handler. */
-  async complete(route: CompiledRoute, head: RequestHead, admitted: Admitted, body: Buffer | undefined, signal: AbortSignal): Promise<ApiReply> {
+  async complete(route: CompiledRoute, head: RequestHead, admitted: Admitted, body: Buffer | undefined, abort: { readonly signal: AbortSignal }): Promise<ApiReply> {
     const { def } = route;
-    const req: ApiRequest = {
-      method: head.method,
-      path: head.path,
-      params: this.parseParams(route, head.rawParams),
-      query: this.parseQueryFor(route, head.rawQuery),
-      body: undefined,
-      rawBody: undefined,
-      headers: head.headers,
-      principal: admitted.principal,
-      requestId: head.requestId,
-      remoteAddress: head.remoteAddress,
-      signal,
-    };
+    const req = new Request(head, this.parseParams(route, head.rawParams), this.parseQueryFor(route, head.rawQuery), admitted.principal, abort);
     if (def.bodyKind === 'json') req.body = this.parseJsonBody(route, head, body);
     else if (def.bodyKind === 'form') {
       req.rawBody = body;
@@ -183,7 +171,7 @@ export class Router {
   async dispatch(route: CompiledRoute, head: RequestHead, body?: Buffer): Promise<Outgoing> {
     try {
       const admitted = await this.admit(route, head);
-      return this.encode(route, await this.complete(route, head, admitted, body, new AbortController().signal));
+      return this.encode(route, await this.complete(route, head, admitted, body, new AbortController()));
     } catch (err) {
       return this.encodeError(err, head.requestId, route);
     }
@@ -296,6 +284,40 @@ export class Router {
       throw new HttpError('validation_failed', 'Invalid form parameters', { errors: toFieldErrors(route.validateBody.errors, '') });
     }
     return form;
+  }
+}
+
+/** What handlers receive. A class, so every request object has the same shape and the lazy
+ * properties live on the prototype. */
+class Request implements ApiRequest {
+  body: unknown = undefined;
+  rawBody: Buffer | undefined = undefined;
+
+  constructor(
+    private readonly head: RequestHead,
+    readonly params: Record<string, any>,
+    readonly query: Record<string, any>,
+    readonly principal: Principal | undefined,
+    private readonly abort: { readonly signal: AbortSignal },
+  ) {}
+
+  get method(): HttpMethod {
+    return this.head.method;
+  }
+  get path(): string {
+    return this.head.path;
+  }
+  get headers(): Readonly<Record<string, string>> {
+    return this.head.headers;
+  }
+  get requestId(): string {
+    return this.head.requestId;
+  }
+  get remoteAddress(): string {
+    return this.head.remoteAddress;
+  }
+  get signal(): AbortSignal {
+    return this.abort.signal;
   }
 }
 

@@ -38,7 +38,8 @@ interface Exchange {
   finished: boolean;
   /** Close the connection after responding (body not consumed, or shutting down). */
   closeAfter: boolean;
-  controller: AbortController;
+  /** Created only when a handler asks for `req.signal` (an AbortController per request costs). */
+  controller: AbortController | undefined;
   started: number;
   method: string;
   route: string;
@@ -117,7 +118,7 @@ export class HttpServer {
       aborted: false,
       finished: false,
       closeAfter: this.draining,
-      controller: new AbortController(),
+      controller: undefined,
       started: performance.now(),
       method,
       route,
@@ -126,7 +127,7 @@ export class HttpServer {
     this.inFlight += 1;
     res.onAborted(() => {
       ex.aborted = true;
-      ex.controller.abort();
+      ex.controller?.abort();
       this.end(ex, 499);
     });
     return ex;
@@ -157,7 +158,8 @@ export class HttpServer {
   private onRequest(res: HttpResponse, req: HttpRequest, route: CompiledRoute): void {
     const head = this.readHead(res, req, route);
     const ex = this.begin(res, route.def.method, route.def.path, head.requestId);
-    const bodyPresent = hasBody(req);
+    const length = head.headers['content-length'];
+    const bodyPresent = length !== undefined ? length !== '0' : head.headers['transfer-encoding'] !== undefined;
     let reader: BodyReader | undefined;
     if (bodyPresent) {
       const declared = head.headers['content-length'];
@@ -180,7 +182,13 @@ export class HttpServer {
       const admitted = await this.router.admit(route, head);
       const body = reader ? await reader.done : undefined;
       if (ex.aborted) return;
-      const reply = await this.router.complete(route, head, admitted, body, ex.controller.signal);
+      const reply = await this.router.complete(route, head, admitted, body, {
+        get signal() {
+          ex.controller ??= new AbortController();
+          if (ex.aborted) ex.controller.abort();
+          return ex.controller.signal;
+        },
+      });
       out = this.router.encode(route, reply);
     } catch (err) {
       // Answering before the whole body arrived: the connection cannot be reused.
@@ -191,22 +199,9 @@ export class HttpServer {
   }
 
   private readHead(res: HttpResponse, req: HttpRequest, route: CompiledRoute): RequestHead {
-    const headers: Record<string, string> = {};
-    req.forEach((key, value) => {
-      headers[key] = value;
-    });
-    const rawParams = route.paramNames.map((_, i) => req.getParameter(i));
-    let remoteAddress = Buffer.from(res.getRemoteAddressAsText()).toString();
-    if (this.options.trustProxy && headers['x-forwarded-for']) remoteAddress = headers['x-forwarded-for'].split(',')[0]!.trim();
-    return {
-      method: route.def.method,
-      path: req.getUrl(),
-      rawQuery: req.getQuery() ?? '',
-      headers,
-      rawParams,
-      remoteAddress,
-      requestId: this.nextRequestId(headers['x-request-id'] ?? ''),
-    };
+    const headers = readHeaders(req);
+    const params = route.paramNames.length === 0 ? NO_PARAMS : route.paramNames.map((_, i) => req.getParameter(i));
+    return new Head(route.def.method, req.getUrl(), req.getQuery() ?? '', headers, params, this.nextRequestId(headers['x-request-id'] ?? ''), res, this.options.trustProxy);
   }
 
   private write(ex: Exchange, out: Outgoing): void {
@@ -227,9 +222,10 @@ export class HttpServer {
   }
 
   private writeHead(res: HttpResponse, out: Outgoing, requestId: string): void {
-    res.writeStatus(`${out.status} ${STATUS_CODES[out.status] ?? ''}`);
-    res.writeHeader('X-Request-Id', requestId);
-    for (const [name, value] of Object.entries(out.headers)) res.writeHeader(name, value);
+    res.writeStatus(statusLine(out.status));
+    res.writeHeader(X_REQUEST_ID, requestId);
+    const headers = out.headers;
+    for (const name in headers) res.writeHeader(headerName(name), headerValue(headers[name]!));
   }
 
   /** Large bodies: write what the socket takes, continue on writable (backpressure). */
@@ -249,6 +245,87 @@ export class HttpServer {
       if (finished) this.end(ex, out.status);
       return ok;
     });
+  }
+}
+
+const NO_PARAMS: string[] = [];
+
+/** The request headers handlers may read. A fixed set read by name keeps every headers object
+ * the same shape (copying all headers with forEach built dictionary-mode objects, measurably
+ * slower per request). Add a name here when a route needs another header. */
+export const READ_HEADERS = [
+  'authorization',
+  'content-type',
+  'content-length',
+  'transfer-encoding',
+  'x-request-id',
+  'x-forwarded-for',
+  'accept',
+  'accept-encoding',
+  'if-none-match',
+  'user-agent',
+] as const;
+
+// uWS converts every JS string argument to UTF-8; header names pre-encoded once skip that.
+const READ_HEADER_BYTES = READ_HEADERS.map((name) => Buffer.from(name));
+const X_REQUEST_ID = Buffer.from('X-Request-Id');
+
+const STATUS_LINES = new Map<number, Buffer>();
+function statusLine(status: number): Buffer {
+  let line = STATUS_LINES.get(status);
+  if (!line) {
+    line = Buffer.from(`${status} ${STATUS_CODES[status] ?? ''}`);
+    STATUS_LINES.set(status, line);
+  }
+  return line;
+}
+
+// Response header names are a small closed set; common values too (content types).
+const HEADER_BYTES = new Map<string, Buffer>();
+function headerName(name: string): Buffer {
+  let bytes = HEADER_BYTES.get(name);
+  if (!bytes) {
+    bytes = Buffer.from(name);
+    if (HEADER_BYTES.size < 256) HEADER_BYTES.set(name, bytes);
+  }
+  return bytes;
+}
+const COMMON_VALUES = new Map(['application/json', 'application/problem+json', 'text/plain; charset=utf-8', 'no-store', 'no-cache'].map((v) => [v, Buffer.from(v)]));
+function headerValue(value: string): string | Buffer {
+  return COMMON_VALUES.get(value) ?? value;
+}
+
+function readHeaders(req: HttpRequest): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (let i = 0; i < READ_HEADERS.length; i += 1) {
+    const value = req.getHeader(READ_HEADER_BYTES[i]!);
+    if (value !== '') headers[READ_HEADERS[i]!] = value;
+  }
+  return headers;
+}
+
+/** The request line and headers, read synchronously while uWS's HttpRequest is valid. */
+class Head implements RequestHead {
+  private address: string | undefined;
+
+  constructor(
+    readonly method: HttpMethod,
+    readonly path: string,
+    readonly rawQuery: string,
+    readonly headers: Record<string, string>,
+    readonly rawParams: string[],
+    readonly requestId: string,
+    private readonly res: HttpResponse,
+    private readonly trustProxy: boolean,
+  ) {}
+
+  /** Read on demand (few routes need it); the response object stays valid until it is ended. */
+  get remoteAddress(): string {
+    if (this.address === undefined) {
+      const forwarded = this.trustProxy ? this.headers['x-forwarded-for'] : undefined;
+      this.address = forwarded ? forwarded.split(',')[0]!.trim() : Buffer.from(this.res.getRemoteAddressAsText()).toString();
+    }
+    return this.address;
   }
 }
 

@@ -24,13 +24,25 @@ function newAjv(coerce: boolean): Ajv {
   // `date-time` in JSON Schema accepts offsets; the platform speaks UTC only (DESIGN.md, Time).
   ajv.addFormat('utc-date-time', {
     type: 'string',
-    validate: (s: string) => UTC_DATE_TIME.test(s) && !Number.isNaN(Date.parse(s)),
+    validate: (s: string) => parseUtcTimestamp(s) !== undefined,
   });
   ajv.addFormat('iso-duration', { type: 'string', validate: (s: string) => ISO_DURATION.test(s) && s !== 'P' && !s.endsWith('T') });
   return ajv;
 }
 
-export const UTC_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/;
+export const UTC_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?Z$/;
+
+/** Epoch milliseconds of an ISO 8601 UTC timestamp (`…Z`), or undefined when it is not one or
+ * names a day that does not exist (Date.parse would roll 2024-02-30 over to March 1st). */
+export function parseUtcTimestamp(s: string): number | undefined {
+  const m = UTC_DATE_TIME.exec(s);
+  if (!m) return undefined;
+  const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4], m[5], m[6]].map(Number) as [number, number, number, number, number, number];
+  if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return undefined;
+  const ms = Date.UTC(year, month - 1, day, hour, minute, second) + (m[7] ? Math.floor(Number(`0${m[7]}`) * 1000) : 0);
+  if (new Date(ms).getUTCDate() !== day) return undefined;
+  return ms;
+}
 export const ISO_DURATION = /^-?P(?:\d+(?:\.\d+)?Y)?(?:\d+(?:\.\d+)?M)?(?:\d+(?:\.\d+)?W)?(?:\d+(?:\.\d+)?D)?(?:T(?:\d+(?:\.\d+)?H)?(?:\d+(?:\.\d+)?M)?(?:\d+(?:\.\d+)?S)?)?$/;
 
 export interface Validators {
