@@ -117,6 +117,12 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
           Scopes: { type: 'string', enum: [...VTN_SCOPES] },
         },
       });
+    // Routes without a quota of their own get the general one, when configured.
+    if (config.rateLimitApiPerMinute > 0) {
+      for (const route of routes) {
+        if (route.auth !== 'public' && !route.rateLimit) route.rateLimit = { name: 'api', windows: [{ seconds: 60, max: config.rateLimitApiPerMinute }] };
+      }
+    }
     const router = new Router(routes, { authenticate: authenticator.authenticate, rateLimits, log, translateError });
     const server = new HttpServer(router, { host: config.host, port: config.port, bodyLimit: config.bodyLimitBytes, trustProxy: config.trustProxy, log, metrics });
     const port = await server.listen();

@@ -23,6 +23,8 @@ export interface Config {
   rateLimitReadingsPerMinute: number;
   rateLimitTokenPerMinute: number;
   rateLimitTokenUnknownPerMinute: number;
+  /** Quota on every other authenticated endpoint per OAuth client; 0 = none (the interface's default). */
+  rateLimitApiPerMinute: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   shutdownTimeoutMs: number;
 }
@@ -53,6 +55,7 @@ export const CONFIG_DOCS: ConfigDoc[] = [
   { name: 'RATE_LIMIT_READINGS_PER_MINUTE', default: '20', description: 'POST /api/readings requests per OAuth client per minute.' },
   { name: 'RATE_LIMIT_TOKEN_PER_MINUTE', default: '30', description: 'POST /oauth/token requests per client_id per minute.' },
   { name: 'RATE_LIMIT_TOKEN_UNKNOWN_PER_MINUTE', default: '30', description: 'POST /oauth/token requests per client address per minute when the client_id is unknown.' },
+  { name: 'RATE_LIMIT_API_PER_MINUTE', default: '0', description: 'Requests per OAuth client per minute on every other authenticated endpoint; 0 = no limit (the interface’s default). When set, those responses carry the X-Rate-Limit-* headers too.' },
   { name: 'LOG_LEVEL', default: 'info', description: 'fatal, error, warn, info, debug, trace or silent. Requests are logged at debug.' },
   { name: 'SHUTDOWN_TIMEOUT_MS', default: '30000', description: 'How long SIGTERM/SIGINT waits for in-flight requests before closing.' },
 ];
@@ -139,6 +142,7 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitReadingsPerMinute: r.int('RATE_LIMIT_READINGS_PER_MINUTE', 20, 1),
     rateLimitTokenPerMinute: r.int('RATE_LIMIT_TOKEN_PER_MINUTE', 30, 1),
     rateLimitTokenUnknownPerMinute: r.int('RATE_LIMIT_TOKEN_UNKNOWN_PER_MINUTE', 30, 1),
+    rateLimitApiPerMinute: r.int('RATE_LIMIT_API_PER_MINUTE', 0, 0),
     logLevel: r.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     shutdownTimeoutMs: r.int('SHUTDOWN_TIMEOUT_MS', 30_000, 0, 600_000),
   };

@@ -1,7 +1,7 @@
 // Access tokens: HS256 JWTs signed and verified with jose. A token names its organization, its
 // client (row id and public client id), the client's token version, and either the permissions
 // of an organization client or the scopes of a VTN credential.
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createSecretKey, randomBytes, randomUUID, type KeyObject } from 'node:crypto';
 import { SignJWT, errors as joseErrors, jwtVerify } from 'jose';
 import type { Queryable } from '../store/database.ts';
 
@@ -22,12 +22,19 @@ export interface AccessClaims {
 export type VerifyFailure = 'expired' | 'invalid';
 
 export class TokenSigner {
+  /** jose 6 runs on WebCrypto, whose operations hop through the libuv thread pool: about 0.4 ms
+   * per verification here (bench/requestOverhead.bench.ts), whatever the key form. The
+   * authenticator therefore verifies each token once and caches the result. */
+  private readonly key: KeyObject;
+
   constructor(
-    private readonly key: Uint8Array,
+    key: Uint8Array,
     private readonly keyId: string,
     private readonly issuer: string,
     readonly ttlSeconds: number,
-  ) {}
+  ) {
+    this.key = createSecretKey(key);
+  }
 
   async sign(claims: Omit<AccessClaims, 'exp'>, audience: string): Promise<string> {
     const { sub, ...rest } = claims;

@@ -1,0 +1,50 @@
+// The documentation stays true: every error code is in docs/errors.md, every configuration
+// variable is in the README's table with its default, and bad configuration is refused.
+import fs from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { CONFIG_DOCS, ConfigError, loadConfig } from '../../src/config.ts';
+import { ERROR_CATALOGUE } from '../../src/http/errors.ts';
+
+const readme = fs.readFileSync('README.md', 'utf8');
+const errorsDoc = fs.readFileSync('docs/errors.md', 'utf8');
+
+describe('documentation', () => {
+  it('lists every error code with its status', () => {
+    for (const [code, { status }] of Object.entries(ERROR_CATALOGUE)) {
+      expect(errorsDoc, code).toMatch(new RegExp(`\\| \`${code}\` \\| [^|]*${status}`));
+    }
+  });
+
+  it('lists every configuration variable with its default in the README', () => {
+    for (const doc of CONFIG_DOCS) {
+      expect(readme, doc.name).toContain(`| \`${doc.name}\` | ${doc.default} | ${doc.description} |`);
+    }
+  });
+
+  it('starts the README with the two set-up commands', () => {
+    const setup = readme.slice(readme.indexOf('## Set up'), readme.indexOf('## What is here'));
+    expect(setup).toContain('npm install && npm start');
+    expect(setup).toContain('npm install && npm test');
+  });
+});
+
+describe('configuration', () => {
+  it('has working defaults', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({ port: 8080, host: '127.0.0.1', dataDir: './.data', tokenTtlSeconds: 86400, rateLimitReadingsPerSecond: 5, rateLimitReadingsPerMinute: 20, bodyLimitBytes: 268435456 });
+  });
+
+  it('names every bad value at once', () => {
+    try {
+      loadConfig({ PORT: '99999', JWT_SECRET: 'short', DATABASE_URL: 'mysql://x', TRUST_PROXY: 'maybe' });
+      expect.unreachable();
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      const problems = (err as ConfigError).problems.join('\n');
+      expect(problems).toContain('PORT');
+      expect(problems).toContain('JWT_SECRET');
+      expect(problems).toContain('DATABASE_URL');
+      expect(problems).toContain('TRUST_PROXY');
+    }
+  });
+});
