@@ -12,7 +12,7 @@
 // before the window's readings arrive, must not return a number that changes silently later.
 import type { BaselineContext } from './baselines.ts';
 import type { SameDayAdjustment } from './baselineAlgorithms.ts';
-import { HOUR_MS, daysBetween, localDayKey, wallSecondsOf, addLocalDays, type LocalDay } from './time.ts';
+import { HOUR_MS, localDayNear, wallSecondsOf, type LocalDay } from './time.ts';
 
 export interface WindowMeans {
   actual: number;
@@ -24,7 +24,7 @@ export function windowMeans(
   context: BaselineContext,
   target: LocalDay,
   firstTarget: number,
-  chosenDays: readonly string[],
+  chosenDays: readonly LocalDay[],
   windowHours: number,
   gapHours: number,
 ): WindowMeans | undefined {
@@ -33,14 +33,15 @@ export function windowMeans(
   let actualSum = 0;
   let baselineSum = 0;
   let intervals = 0;
+  let day = target;
   for (let t = start; t < end; t += context.resolutionMs) {
     const actual = context.lookup.valueAt(t);
     if (Number.isNaN(actual)) return undefined;
-    const day = context.day(localDayKey(t, context.timeZone));
-    const seconds = wallSecondsOf(t, day, context.timeZone);
-    const shift = daysBetween(target.key, day.key);
+    day = localDayNear(t, day, context.timeZone);
+    const seconds = wallSecondsOf(t, day);
+    const shift = day.index - target.index;
     for (const chosen of chosenDays) {
-      const v = context.valueAtClock(context.day(addLocalDays(chosen, shift)), seconds);
+      const v = context.valueAtClock(context.day(chosen.index + shift), seconds);
       if (Number.isNaN(v)) return undefined;
       baselineSum += v;
     }

@@ -18,17 +18,7 @@ import {
 } from './baselineAlgorithms.ts';
 import { applyAdjustment, windowMeans } from './baselineAdjustment.ts';
 import { assertAscending, assertSeries, SeriesLookup } from './series.ts';
-import {
-  addLocalDays,
-  assertTimeZone,
-  dayKeyToWall,
-  instantOnDay,
-  localDay,
-  splitByLocalDay,
-  wallSecondsOf,
-  weekdayType,
-  type LocalDay,
-} from './time.ts';
+import { assertTimeZone, dayIndexOfKey, instantOnDay, localDayAt, splitByLocalDay, wallSecondsOf, weekdayTypeOfIndex, type LocalDay } from './time.ts';
 
 export { BaselineAlgorithm, BASELINE_ALGORITHMS, baselineLookbackDays, isBaselineAlgorithm, type BaselineOptions } from './baselineAlgorithms.ts';
 
@@ -45,9 +35,8 @@ export interface BaselineInput {
   options?: BaselineOptions;
 }
 
-/** What the per-day computations share: the history, the zone and a cache of resolved days. */
+/** What the per-day computations share: the history and the zone. */
 export class BaselineContext {
-  private readonly days = new Map<string, LocalDay>();
   readonly lookup: SeriesLookup;
 
   constructor(
@@ -58,18 +47,14 @@ export class BaselineContext {
     this.lookup = new SeriesLookup(history.timestamps, history.values, resolutionMs);
   }
 
-  day(key: string): LocalDay {
-    let day = this.days.get(key);
-    if (day === undefined) {
-      day = localDay(key, this.timeZone);
-      this.days.set(key, day);
-    }
-    return day;
+  /** Local day number `index` (days since 1970-01-01), resolved once per zone and cached. */
+  day(index: number): LocalDay {
+    return localDayAt(index, this.timeZone);
   }
 
   /** The history value at clock time `seconds` on `day`; NaN when missing or nonexistent. */
   valueAtClock(day: LocalDay, seconds: number): number {
-    return this.lookup.valueAt(instantOnDay(day, seconds, this.timeZone, 'missing'));
+    return this.lookup.valueAt(instantOnDay(day, seconds, 'missing'));
   }
 }
 
@@ -78,7 +63,8 @@ interface Settings {
   windowHours: number;
   gapHours: number;
   searchDays: number;
-  excluded: ReadonlySet<string>;
+  /** Excluded days as day numbers. */
+  excluded: ReadonlySet<number>;
 }
 
 function settingsOf(s: BaselineAlgorithmSpec, input: BaselineInput): Settings {
@@ -95,10 +81,10 @@ function settingsOf(s: BaselineAlgorithmSpec, input: BaselineInput): Settings {
   }
   const excludedDays = input.excludedDays ?? [];
   if (!Array.isArray(excludedDays)) fail('invalid_input', 'excludedDays must be an array of day keys');
-  for (const key of excludedDays) dayKeyToWall(key);
+  const excluded = new Set(excludedDays.map(dayIndexOfKey));
   const searchDays = o.maxLookbackDays ?? baselineSearchDays(s.y, excludedDays.length);
   if (!(Number.isInteger(searchDays) && searchDays >= 1)) fail('invalid_input', `maxLookbackDays must be a positive integer, got ${searchDays}`);
-  return { cap, windowHours, gapHours, searchDays, excluded: new Set(excludedDays) };
+  return { cap, windowHours, gapHours, searchDays, excluded };
 }
 
 /**
@@ -123,9 +109,9 @@ export function computeBaseline(algorithm: BaselineAlgorithm, input: BaselineInp
   const out = new Float64Array(targets.length).fill(NaN);
   for (const run of splitByLocalDay(targets, input.timeZone)) {
     const clock = new Float64Array(run.to - run.from);
-    for (let i = 0; i < clock.length; i++) clock[i] = wallSecondsOf(targets[run.from + i]!, run.day, input.timeZone);
+    for (let i = 0; i < clock.length; i++) clock[i] = wallSecondsOf(targets[run.from + i]!, run.day);
     if (s.method === 'previousDay') {
-      const previous = context.day(addLocalDays(run.day.key, -1));
+      const previous = context.day(run.day.index - 1);
       for (let i = 0; i < clock.length; i++) out[run.from + i] = context.valueAtClock(previous, clock[i]!);
       continue;
     }
@@ -143,8 +129,8 @@ export function computeBaseline(algorithm: BaselineAlgorithm, input: BaselineInp
 }
 
 export interface SimilarDays {
-  /** Keys of the X chosen days, highest window total first. */
-  days: string[];
+  /** The X chosen days, highest window total first. */
+  days: LocalDay[];
   /** The interval-by-interval mean of the chosen days over the target intervals. */
   profile: Float64Array;
 }
@@ -164,12 +150,12 @@ export function highXOfY(
   y: number,
   settings: Pick<Settings, 'searchDays' | 'excluded'>,
 ): SimilarDays | undefined {
-  const type = weekdayType(target.key);
-  const usable: { key: string; values: Float64Array; total: number }[] = [];
+  const type = weekdayTypeOfIndex(target.index);
+  const usable: { day: LocalDay; values: Float64Array; total: number }[] = [];
   for (let back = 1; back <= settings.searchDays && usable.length < y; back++) {
-    const key = addLocalDays(target.key, -back);
-    if (weekdayType(key) !== type || settings.excluded.has(key)) continue;
-    const day = context.day(key);
+    const index = target.index - back;
+    if (weekdayTypeOfIndex(index) !== type || settings.excluded.has(index)) continue;
+    const day = context.day(index);
     if (day.end <= context.lookup.start) break; // before the history: nothing more to find
     const values = new Float64Array(clock.length);
     let total = 0;
@@ -180,7 +166,7 @@ export function highXOfY(
       values[i] = v;
       total += v;
     }
-    if (complete) usable.push({ key, values, total });
+    if (complete) usable.push({ day, values, total });
   }
   if (usable.length < x) return undefined;
   // Array.prototype.sort is stable: equal totals keep their recency order.
@@ -188,5 +174,5 @@ export function highXOfY(
   const profile = new Float64Array(clock.length);
   for (const day of chosen) for (let i = 0; i < profile.length; i++) profile[i] = profile[i]! + day.values[i]!;
   for (let i = 0; i < profile.length; i++) profile[i] = profile[i]! / x;
-  return { days: chosen.map((d) => d.key), profile };
+  return { days: chosen.map((d) => d.day), profile };
 }

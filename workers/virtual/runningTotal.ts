@@ -15,7 +15,7 @@
 //   that sum (for a register without reset: the sum of all earlier readings).
 import { fail } from './errors.ts';
 import { assertSeries } from './series.ts';
-import { addLocalDays, assertTimeZone, localDayKey, timeOfDayOrFail, zonedTimeToUtc } from './time.ts';
+import { assertTimeZone, instantOnDay, localDayAt, localDayIndex, timeOfDayOrFail } from './time.ts';
 
 export interface RunningTotalOptions {
   /** 'HH:MM:SS': the local time at which the total restarts from 0 each day. */
@@ -26,30 +26,25 @@ export interface RunningTotalOptions {
   initialTotal?: number;
 }
 
-function resetOn(dayKey: string, timeOfDay: string, timeZone: string): number {
-  return zonedTimeToUtc(dayKey, timeOfDay, timeZone);
+/** The reset instant on local day number `index`. */
+function resetOn(index: number, seconds: number, timeZone: string): number {
+  return instantOnDay(localDayAt(index, timeZone), seconds, 'forward');
 }
 
 /** The first reset instant strictly after `ms`. */
 export function nextResetInstant(ms: number, timeOfDay: string, timeZone: string): number {
-  let key = addLocalDays(localDayKey(ms, timeZone), -1);
-  let reset = resetOn(key, timeOfDay, timeZone);
-  while (reset <= ms) {
-    key = addLocalDays(key, 1);
-    reset = resetOn(key, timeOfDay, timeZone);
-  }
-  return reset;
+  const seconds = timeOfDayOrFail(timeOfDay).seconds;
+  let index = localDayIndex(ms, timeZone) - 1;
+  while (resetOn(index, seconds, timeZone) <= ms) index += 1;
+  return resetOn(index, seconds, timeZone);
 }
 
 /** The last reset instant at or before `ms`: where the period containing `ms` began. */
 export function previousResetInstant(ms: number, timeOfDay: string, timeZone: string): number {
-  let key = addLocalDays(localDayKey(ms, timeZone), 1);
-  let reset = resetOn(key, timeOfDay, timeZone);
-  while (reset > ms) {
-    key = addLocalDays(key, -1);
-    reset = resetOn(key, timeOfDay, timeZone);
-  }
-  return reset;
+  const seconds = timeOfDayOrFail(timeOfDay).seconds;
+  let index = localDayIndex(ms, timeZone) + 1;
+  while (resetOn(index, seconds, timeZone) > ms) index -= 1;
+  return resetOn(index, seconds, timeZone);
 }
 
 export function runningTotal(timestamps: Float64Array, values: Float64Array, options: RunningTotalOptions = {}): Float64Array {
@@ -57,18 +52,21 @@ export function runningTotal(timestamps: Float64Array, values: Float64Array, opt
   const { resetTimeOfDay, timeZone = 'UTC', initialTotal = 0 } = options;
   if (!Number.isFinite(initialTotal)) fail('invalid_input', `initialTotal must be a finite number, got ${initialTotal}`);
   assertTimeZone(timeZone);
-  if (resetTimeOfDay !== undefined) timeOfDayOrFail(resetTimeOfDay);
+  const seconds = resetTimeOfDay === undefined ? NaN : timeOfDayOrFail(resetTimeOfDay).seconds;
 
   const n = timestamps.length;
   const out = new Float64Array(n);
   let total = initialTotal;
-  // Only one reset instant is computed per period, so the Intl work is per day, not per bucket.
-  let nextReset = resetTimeOfDay !== undefined && n > 0 ? nextResetInstant(timestamps[0]!, resetTimeOfDay, timeZone) : Infinity;
+  // The reset instants are walked day by day (resolved local days are cached), so there is
+  // one Intl lookup for the whole series, not one per bucket or per day.
+  let resetDay = Number.isNaN(seconds) || n === 0 ? NaN : localDayIndex(timestamps[0]!, timeZone) - 1;
+  let nextReset = Number.isNaN(resetDay) ? Infinity : resetOn(resetDay, seconds, timeZone);
+  while (nextReset <= timestamps[0]!) nextReset = resetOn(++resetDay, seconds, timeZone);
   for (let i = 0; i < n; i++) {
     const t = timestamps[i]!;
     if (t >= nextReset) {
       total = 0;
-      nextReset = nextResetInstant(t, resetTimeOfDay!, timeZone);
+      while (nextReset <= t) nextReset = resetOn(++resetDay, seconds, timeZone);
     }
     const v = values[i]!;
     if (Number.isNaN(v)) {

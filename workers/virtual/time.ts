@@ -1,6 +1,7 @@
-// IANA time-zone arithmetic on Intl alone (no dependencies). Everything is derived from one
-// primitive, the zone's wall clock at an instant (`wallClock`); local days are resolved once
-// each (`localDay`) so that per-bucket work on ordinary 24-hour days is plain arithmetic.
+// IANA time-zone arithmetic on Intl alone (no dependencies). One primitive asks Intl for a
+// zone's wall clock at an instant (`wallClock`, ~2 µs); a local day is resolved once into at
+// most two spans of constant UTC offset (`localDayAt`, cached per zone), after which mapping
+// between instants and clock times is arithmetic, also on the days the clocks change.
 //
 // Local times that do not exist or exist twice (docs/virtual-registers.md, "Time zones"):
 // - spring gap: a wall time inside the gap is moved forward by the length of the gap
@@ -10,11 +11,12 @@
 // - a local day starts at its first instant: midnight, or the end of a gap that swallows
 //   midnight (America/Santiago 2024-09-08 starts at 01:00 -03).
 import { fail } from './errors.ts';
+import { dayIndexOfKey, dayIndexToKey } from './calendar.ts';
+
+export { addLocalDays, daysBetween, dayIndexOfKey, dayIndexToKey, weekdayOfIndex, weekdayType, weekdayTypeOfIndex, type WeekdayType } from './calendar.ts';
 
 export const HOUR_MS = 3_600_000;
 export const DAY_MS = 86_400_000;
-
-export type WeekdayType = 'weekday' | 'weekend';
 
 export interface LocalDateParts {
   year: number;
@@ -30,13 +32,26 @@ export interface LocalDateParts {
   dayKey: string;
 }
 
+/** A span of a local day with one UTC offset: instants [start, end), wall = instant + offset. */
+export interface OffsetSpan {
+  start: number;
+  end: number;
+  offset: number;
+}
+
 /** A resolved local calendar day: [start, end) in UTC epoch milliseconds. */
 export interface LocalDay {
   key: string;
+  /** Days since 1970-01-01 of the local date. */
+  index: number;
   start: number;
   end: number;
-  /** True for a 24-hour day (no clock change), where wall time = start + elapsed time. */
+  /** True for a 24-hour day with one offset. */
   regular: boolean;
+  /** One span, or two when the clocks change during the day. */
+  spans: OffsetSpan[];
+  /** The offset just before the day starts (used to move gap times forward). */
+  previousOffset: number;
 }
 
 export interface TimeOfDay {
@@ -91,6 +106,7 @@ function isUtc(timeZone: string): boolean {
 /** The zone's wall clock at instant `ms`, written as if it were a UTC instant. */
 function wallClock(ms: number, timeZone: string): number {
   if (isUtc(timeZone)) return ms;
+  if (!Number.isFinite(ms)) fail('invalid_input', `not a finite timestamp: ${ms}`);
   const match = FORMATTED.exec(formatFor(timeZone).format(ms));
   if (match === null) fail('invalid_input', `cannot express ${ms} in ${timeZone}`);
   const [, month, day, year, hour, minute, second] = match;
@@ -102,49 +118,100 @@ function offsetAt(ms: number, timeZone: string): number {
   return wallClock(ms, timeZone) - ms;
 }
 
-function keyOfWall(wall: number): string {
-  return new Date(wall).toISOString().slice(0, 10);
-}
-
-const DAY_KEY = /^(\d{4})-(\d{2})-(\d{2})$/;
-
-/** Midnight of a day key as a UTC instant (the day's wall-clock origin). */
-export function dayKeyToWall(dayKey: string): number {
-  const match = typeof dayKey === 'string' ? DAY_KEY.exec(dayKey) : null;
-  const wall = match ? Date.UTC(+match[1]!, +match[2]! - 1, +match[3]!) : NaN;
-  if (Number.isNaN(wall) || keyOfWall(wall) !== dayKey) fail('invalid_day', `not a day 'YYYY-MM-DD': ${JSON.stringify(dayKey)}`);
-  return wall;
-}
-
 /**
- * The instants whose wall clock reads `wall`. Offsets a day before and after are the only
- * candidates (no zone changes its offset twice within two days). `gap` is set when the wall
- * time does not exist; then `earlier` is the 'compatible' answer (shifted forward by the gap).
+ * The first instant whose wall clock reads `wall`, or with `gap` set the 'compatible' answer
+ * for a wall time that does not exist. Offsets a day before and after are the only candidates
+ * (no zone changes its offset twice within two days).
  */
-function resolveWall(wall: number, timeZone: string): { earlier: number; later: number; gap: boolean } {
-  if (isUtc(timeZone)) return { earlier: wall, later: wall, gap: false };
+function resolveWall(wall: number, timeZone: string): { instant: number; gap: boolean } {
+  if (isUtc(timeZone)) return { instant: wall, gap: false };
   const before = offsetAt(wall - DAY_MS, timeZone);
   const after = offsetAt(wall + DAY_MS, timeZone);
-  if (before === after) return { earlier: wall - before, later: wall - before, gap: false };
+  if (before === after) return { instant: wall - before, gap: false };
   const first = wall - before;
   const second = wall - after;
   const firstOk = offsetAt(first, timeZone) === before;
   const secondOk = offsetAt(second, timeZone) === after;
-  if (firstOk && secondOk) return { earlier: Math.min(first, second), later: Math.max(first, second), gap: false };
-  if (firstOk) return { earlier: first, later: first, gap: false };
-  if (secondOk) return { earlier: second, later: second, gap: false };
-  return { earlier: first, later: first, gap: true };
+  if (firstOk && secondOk) return { instant: Math.min(first, second), gap: false };
+  if (firstOk) return { instant: first, gap: false };
+  if (secondOk) return { instant: second, gap: false };
+  return { instant: first, gap: true };
 }
 
-/** The instant a wall time means: its first occurrence; in a gap, NaN or moved forward. */
-export function wallToUtc(wall: number, timeZone: string, gap: 'forward' | 'missing' = 'forward'): number {
+/** The first instant on or after `low` whose offset differs from the offset at `low`, to the second. */
+function offsetChange(low: number, high: number, timeZone: string): number {
+  const base = offsetAt(low, timeZone);
+  while (high - low > 1000) {
+    const mid = Math.floor((low + high) / 2000) * 1000;
+    if (offsetAt(mid, timeZone) === base) low = mid;
+    else high = mid;
+  }
+  return high;
+}
+
+/** The first instant of the local day whose midnight wall time is `wall`. */
+function dayStart(wall: number, timeZone: string): number {
   const resolved = resolveWall(wall, timeZone);
-  return resolved.gap && gap === 'missing' ? NaN : resolved.earlier;
+  if (!resolved.gap) return resolved.instant;
+  // Midnight is inside a gap: the day starts at the clock change, which lies between the
+  // instant the old offset would give and the one the new offset would give.
+  return offsetChange(wall - offsetAt(wall + DAY_MS, timeZone), resolved.instant, timeZone);
+}
+
+function resolveDay(index: number, timeZone: string): LocalDay {
+  const wall = index * DAY_MS;
+  const start = dayStart(wall, timeZone);
+  const end = dayStart(wall + DAY_MS, timeZone);
+  const startOffset = offsetAt(start, timeZone);
+  const endOffset = offsetAt(end - 1000, timeZone);
+  // A day with two clock changes that cancel out would pass as one span; no zone has one.
+  const spans =
+    startOffset === endOffset
+      ? [{ start, end, offset: startOffset }]
+      : (() => {
+          const change = offsetChange(start, end - 1000, timeZone);
+          return [
+            { start, end: change, offset: startOffset },
+            { start: change, end, offset: endOffset },
+          ];
+        })();
+  const previousOffset = offsetAt(start - 1000, timeZone);
+  return { key: dayIndexToKey(index), index, start, end, regular: end - start === DAY_MS && spans.length === 1, spans, previousOffset };
+}
+
+// Resolved days per zone. Bounded: cleared when it grows past what a few years of queries use.
+const dayCache = new Map<string, Map<number, LocalDay>>();
+const DAY_CACHE_LIMIT = 20_000;
+
+/** The local day number `index` (days since 1970-01-01) in `timeZone`. */
+export function localDayAt(index: number, timeZone: string): LocalDay {
+  let days = dayCache.get(timeZone);
+  if (days === undefined) {
+    assertTimeZone(timeZone);
+    days = new Map();
+    dayCache.set(timeZone, days);
+  }
+  let day = days.get(index);
+  if (day === undefined) {
+    if (days.size >= DAY_CACHE_LIMIT) days.clear();
+    day = resolveDay(index, timeZone);
+    days.set(index, day);
+  }
+  return day;
+}
+
+export function localDay(dayKey: string, timeZone: string): LocalDay {
+  return localDayAt(dayIndexOfKey(dayKey), timeZone);
+}
+
+/** The local day number of instant `ms`. */
+export function localDayIndex(ms: number, timeZone: string): number {
+  assertTimeZone(timeZone);
+  return Math.floor(wallClock(ms, timeZone) / DAY_MS);
 }
 
 export function localDayKey(ms: number, timeZone: string): string {
-  assertTimeZone(timeZone);
-  return keyOfWall(wallClock(ms, timeZone));
+  return dayIndexToKey(localDayIndex(ms, timeZone));
 }
 
 export function localDateParts(ms: number, timeZone: string): LocalDateParts {
@@ -160,7 +227,7 @@ export function localDateParts(ms: number, timeZone: string): LocalDateParts {
     second: d.getUTCSeconds(),
     weekday: d.getUTCDay() === 0 ? 7 : d.getUTCDay(),
     offsetMinutes: (wall - ms) / 60_000,
-    dayKey: keyOfWall(wall),
+    dayKey: dayIndexToKey(Math.floor(wall / DAY_MS)),
   };
 }
 
@@ -178,70 +245,54 @@ export function timeOfDayOrFail(text: string): TimeOfDay {
   return parsed.value;
 }
 
+/** Seconds since local midnight by the wall clock, for an instant on `day`. */
+export function wallSecondsOf(ms: number, day: LocalDay): number {
+  const span = day.spans.length === 1 || ms < day.spans[1]!.start ? day.spans[0]! : day.spans[1]!;
+  return (ms + span.offset - day.index * DAY_MS) / 1000;
+}
+
+/**
+ * The instant on `day` whose wall clock reads `seconds` after midnight: its first occurrence;
+ * for a time that does not exist, NaN (`gap: 'missing'`) or the time moved forward by the
+ * length of the gap (`gap: 'forward'`).
+ */
+export function instantOnDay(day: LocalDay, seconds: number, gap: 'forward' | 'missing'): number {
+  const wall = day.index * DAY_MS + seconds * 1000;
+  const spans = day.spans;
+  for (let k = 0; k < spans.length; k++) {
+    const span = spans[k]!;
+    const t = wall - span.offset;
+    if (t >= span.start && t < span.end) return t;
+  }
+  if (gap === 'missing') return NaN;
+  // In a gap (or past the day's end): use the offset in force before the wall time.
+  let offset = day.previousOffset;
+  for (const span of spans) if (span.start + span.offset <= wall) offset = span.offset;
+  return wall - offset;
+}
+
 /** The UTC instant of local time `timeOfDay` ('HH:MM:SS') on local day `dayKey` (gap/overlap rules above). */
 export function zonedTimeToUtc(dayKey: string, timeOfDay: string, timeZone: string): number {
-  assertTimeZone(timeZone);
-  return wallToUtc(dayKeyToWall(dayKey) + timeOfDayOrFail(timeOfDay).seconds * 1000, timeZone);
-}
-
-/** The first instant whose local day is `dayKey`. */
-function dayStart(wall: number, timeZone: string): number {
-  const resolved = resolveWall(wall, timeZone);
-  if (!resolved.gap) return resolved.earlier;
-  // Midnight is inside a gap: the day starts at the clock change. Bisect to the second
-  // between the instant before the gap (offset `before`) and the one after it.
-  let low = wall - offsetAt(wall + DAY_MS, timeZone); // still on the old offset: previous day
-  let high = resolved.earlier; // past the change: on this day
-  while (high - low > 1000) {
-    const mid = Math.floor((low + high) / 2000) * 1000;
-    if (wallClock(mid, timeZone) >= wall) high = mid;
-    else low = mid;
-  }
-  return high;
-}
-
-export function localDay(dayKey: string, timeZone: string): LocalDay {
-  assertTimeZone(timeZone);
-  const wall = dayKeyToWall(dayKey);
-  const start = dayStart(wall, timeZone);
-  const end = dayStart(wall + DAY_MS, timeZone);
-  // A day with two clock changes that cancel out would pass as regular; no zone has one.
-  return { key: dayKey, start, end, regular: end - start === DAY_MS };
+  return instantOnDay(localDay(dayKey, timeZone), timeOfDayOrFail(timeOfDay).seconds, 'forward');
 }
 
 export function startOfLocalDay(ms: number, timeZone: string): number {
-  return localDay(localDayKey(ms, timeZone), timeZone).start;
+  return localDayAt(localDayIndex(ms, timeZone), timeZone).start;
 }
 
 export function nextLocalMidnight(ms: number, timeZone: string): number {
-  return localDay(localDayKey(ms, timeZone), timeZone).end;
+  return localDayAt(localDayIndex(ms, timeZone), timeZone).end;
 }
 
-export function addLocalDays(dayKey: string, days: number): string {
-  if (!Number.isInteger(days)) fail('invalid_input', `days must be an integer, got ${days}`);
-  return keyOfWall(dayKeyToWall(dayKey) + days * DAY_MS);
-}
-
-/** Whole calendar days from `from` to `to` ('2024-01-02' → '2024-01-05' is 3). */
-export function daysBetween(from: string, to: string): number {
-  return Math.round((dayKeyToWall(to) - dayKeyToWall(from)) / DAY_MS);
-}
-
-export function weekdayType(dayKey: string): WeekdayType {
-  const weekday = new Date(dayKeyToWall(dayKey)).getUTCDay();
-  return weekday === 0 || weekday === 6 ? 'weekend' : 'weekday';
-}
-
-/** Seconds since local midnight by the wall clock, for an instant on `day`. */
-export function wallSecondsOf(ms: number, day: LocalDay, timeZone: string): number {
-  if (day.regular) return (ms - day.start) / 1000;
-  return (wallClock(ms, timeZone) - dayKeyToWall(day.key)) / 1000;
-}
-
-/** The instant on `day` whose wall clock reads `seconds` after midnight (first occurrence). */
-export function instantOnDay(day: LocalDay, seconds: number, timeZone: string, gap: 'forward' | 'missing'): number {
-  if (day.regular) return day.start + seconds * 1000;
-  return wallToUtc(dayKeyToWall(day.key) + seconds * 1000, timeZone, gap);
+/** The local day holding `ms`, found from a nearby day without Intl when possible. */
+export function localDayNear(ms: number, near: LocalDay, timeZone: string): LocalDay {
+  let day = near;
+  for (let step = 0; step < 3; step++) {
+    if (ms < day.start) day = localDayAt(day.index - 1, timeZone);
+    else if (ms >= day.end) day = localDayAt(day.index + 1, timeZone);
+    else return day;
+  }
+  return localDayAt(localDayIndex(ms, timeZone), timeZone);
 }
 
 /** Consecutive runs of an ascending timestamp array that fall on one local day each. */
@@ -251,13 +302,15 @@ export interface DayRun {
   to: number;
 }
 
-/** Splits ascending `timestamps` by local day: one Intl lookup per day, not per value. */
+/** Splits ascending `timestamps` by local day, with Intl work per day, not per value. */
 export function splitByLocalDay(timestamps: Float64Array, timeZone: string): DayRun[] {
   assertTimeZone(timeZone);
   const runs: DayRun[] = [];
+  let day: LocalDay | undefined;
   let i = 0;
   while (i < timestamps.length) {
-    const day = localDay(keyOfWall(wallClock(timestamps[i]!, timeZone)), timeZone);
+    const t = timestamps[i]!;
+    day = day === undefined ? localDayAt(localDayIndex(t, timeZone), timeZone) : localDayNear(t, day, timeZone);
     let j = i + 1;
     while (j < timestamps.length && timestamps[j]! < day.end) j += 1;
     runs.push({ day, from: i, to: j });

@@ -209,6 +209,10 @@ describe('evaluateExpression', () => {
     expect(run('min(r0, r2 * 5)')).toEqual([5, 10, 15, NaN]);
     expect(run('max(r1, r2, 3)')).toEqual([4, 3, 3, 4]);
     expect(run('max(r0, 25)')).toEqual([25, 25, 30, NaN]);
+    expect(run('max(25, r0)')).toEqual([25, 25, 30, NaN]);
+    expect(run('min(25, r0)')).toEqual([10, 20, 25, NaN]);
+    expect(run('min(r0, 25)')).toEqual([10, 20, 25, NaN]);
+    expect(run('min(r1, r0)')).toEqual([4, 0, -2, NaN]);
     expect(run('min(3, r1)')).toEqual([3, 0, -2, 1]);
     expect(run('abs(r1)')).toEqual([4, 0, 2, 1]);
     expect(run('abs(r2 - r0)')).toEqual([9, 18, 27, NaN]);

@@ -74,7 +74,7 @@ describe('virtualTask in a Piscina worker thread', () => {
     const r0 = f64(1, 2, 3);
     const r1 = f64(10, 20, 30);
     const task: VirtualTask = { kind: 'expression', ast: parsed('r1 / r0 - 1', 2), inputs: [r0, r1], length: 3 };
-    const result = await pool.run(task, { transferList: [r0.buffer, r1.buffer] });
+    const result = await pool.run(task, { transferList: [r0.buffer as ArrayBuffer, r1.buffer as ArrayBuffer] });
     expect(result.values).toBeInstanceOf(Float64Array);
     expect(Array.from(result.values)).toEqual([9, 9, 9]);
     expect(r0.byteLength).toBe(0); // moved to the worker, not copied

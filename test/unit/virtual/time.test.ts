@@ -5,6 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import {
   addLocalDays,
+  dayIndexOfKey,
+  dayIndexToKey,
   daysBetween,
   instantOnDay,
   isValidTimeZone,
@@ -16,6 +18,7 @@ import {
   splitByLocalDay,
   startOfLocalDay,
   wallSecondsOf,
+  weekdayOfIndex,
   weekdayType,
   zonedTimeToUtc,
 } from '../../../workers/virtual/time.ts';
@@ -140,17 +143,17 @@ describe('local days', () => {
 
   it('reads and writes clock times of a day, irregular days included', () => {
     const spring = localDay('2024-03-31', OSLO);
-    expect(wallSecondsOf(at('2024-03-31T00:00:00Z'), spring, OSLO)).toBe(3600); // 01:00 CET
-    expect(wallSecondsOf(at('2024-03-31T01:00:00Z'), spring, OSLO)).toBe(3 * 3600); // 03:00 CEST
-    expect(iso(instantOnDay(spring, 3 * 3600, OSLO, 'missing'))).toBe('2024-03-31T01:00:00Z');
-    expect(instantOnDay(spring, 2 * 3600, OSLO, 'missing')).toBeNaN();
-    expect(iso(instantOnDay(spring, 2 * 3600, OSLO, 'forward'))).toBe('2024-03-31T01:00:00Z');
+    expect(wallSecondsOf(at('2024-03-31T00:00:00Z'), spring)).toBe(3600); // 01:00 CET
+    expect(wallSecondsOf(at('2024-03-31T01:00:00Z'), spring)).toBe(3 * 3600); // 03:00 CEST
+    expect(iso(instantOnDay(spring, 3 * 3600, 'missing'))).toBe('2024-03-31T01:00:00Z');
+    expect(instantOnDay(spring, 2 * 3600, 'missing')).toBeNaN();
+    expect(iso(instantOnDay(spring, 2 * 3600, 'forward'))).toBe('2024-03-31T01:00:00Z');
     const autumn = localDay('2024-10-27', OSLO);
-    expect(wallSecondsOf(at('2024-10-27T01:00:00Z'), autumn, OSLO)).toBe(2 * 3600); // second 02:00
-    expect(iso(instantOnDay(autumn, 2 * 3600, OSLO, 'missing'))).toBe('2024-10-27T00:00:00Z'); // first 02:00
+    expect(wallSecondsOf(at('2024-10-27T01:00:00Z'), autumn)).toBe(2 * 3600); // second 02:00
+    expect(iso(instantOnDay(autumn, 2 * 3600, 'missing'))).toBe('2024-10-27T00:00:00Z'); // first 02:00
     const ordinary = localDay('2024-01-15', OSLO);
-    expect(wallSecondsOf(at('2024-01-15T16:15:00Z'), ordinary, OSLO)).toBe(17.25 * 3600);
-    expect(iso(instantOnDay(ordinary, 17.25 * 3600, OSLO, 'missing'))).toBe('2024-01-15T16:15:00Z');
+    expect(wallSecondsOf(at('2024-01-15T16:15:00Z'), ordinary)).toBe(17.25 * 3600);
+    expect(iso(instantOnDay(ordinary, 17.25 * 3600, 'missing'))).toBe('2024-01-15T16:15:00Z');
   });
 
   it('splits ascending timestamps into local-day runs', () => {
@@ -192,5 +195,31 @@ describe('calendar arithmetic', () => {
       expect(parseTimeOfDay(bad).ok, bad).toBe(false);
     }
     expect(parseTimeOfDay('24:00:00')).toEqual({ ok: false, message: 'time of day out of range: 24:00:00' });
+  });
+});
+
+describe('calendar day numbers', () => {
+  it('numbers days from 1970-01-01 (a Thursday)', () => {
+    expect(dayIndexOfKey('1970-01-01')).toBe(0);
+    expect(dayIndexOfKey('1969-12-31')).toBe(-1);
+    expect(dayIndexOfKey('2024-01-01')).toBe(19723);
+    expect(dayIndexToKey(19723)).toBe('2024-01-01');
+    expect(dayIndexToKey(-1)).toBe('1969-12-31');
+    expect([0, 1, 2, 3, 4, 5, 6].map(weekdayOfIndex)).toEqual([4, 5, 6, 0, 1, 2, 3]);
+    expect(weekdayOfIndex(-1)).toBe(3);
+  });
+
+  it('agrees with Date for every day from 1900 to 2100', () => {
+    for (let index = dayIndexOfKey('1900-01-01'); index <= dayIndexOfKey('2100-12-31'); index++) {
+      const key = new Date(index * 86_400_000).toISOString().slice(0, 10);
+      if (dayIndexToKey(index) !== key || dayIndexOfKey(key) !== index) throw new Error(`day ${index}: ${dayIndexToKey(index)} vs ${key}`);
+    }
+  });
+
+  it('refuses keys that are not real dates', () => {
+    for (const bad of ['2023-02-29', '2024-02-30', '2024-04-31', '2024-13-01', '2024-00-10', '2024-1-01', '2024/01/01', '20240101', 'abcd-ef-gh']) {
+      expect(() => dayIndexOfKey(bad), bad).toThrow(expect.objectContaining({ code: 'invalid_day' }));
+    }
+    expect(dayIndexOfKey('2000-02-29')).toBe(11016);
   });
 });
