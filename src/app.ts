@@ -12,6 +12,7 @@ import { organizationClientRoutes } from './auth/organizationClientRoutes.ts';
 import { tokenRoutes } from './auth/tokenRoutes.ts';
 import { TokenSigner, loadSigningKey } from './auth/tokens.ts';
 import { vtnCredentialRoutes } from './auth/vtnCredentialRoutes.ts';
+import { CODE_TABLES, codeSchema } from './codes.ts';
 import type { Config } from './config.ts';
 import { HttpError } from './http/errors.ts';
 import { HttpMetrics } from './http/metrics.ts';
@@ -26,11 +27,20 @@ import { classifyPgError, createPool, type Pool } from './store/database.ts';
 import { startEmbeddedPostgres, type RunningPostgres } from './store/embeddedPostgres.ts';
 import { migrate, type MigrationSource } from './store/migrate.ts';
 import { PgRateLimitStore } from './store/pgRateLimitStore.ts';
+import { createTimeSeriesStore } from './store/timeseries/index.ts';
+import type { TimeSeriesStore } from './store/timeseries/types.ts';
+import { resourceRoutes } from './grid/resourceRoutes.ts';
+import { meterRoutes } from './meter/meterRoutes.ts';
+import { readingsRoutes } from './meter/readingsRoutes.ts';
+import { VirtualRegisters } from './meter/virtualRegisters.ts';
+import { WorkerPool } from './workerPool.ts';
 
 /** Migration folders in dependency order (DESIGN.md: products → grid → meter; auth first). */
 export const MIGRATIONS: MigrationSource[] = [
   { domain: 'platform', dir: 'src/store/migrations' },
   { domain: 'auth', dir: 'src/auth/migrations' },
+  { domain: 'meter', dir: 'src/meter/migrations' },
+  { domain: 'grid', dir: 'src/grid/migrations' },
 ];
 
 export interface AppOptions {
@@ -46,6 +56,8 @@ export interface App {
   log: Logger;
   adminToken: AdminTokenInfo;
   router: Router;
+  timeSeries: TimeSeriesStore;
+  workers: WorkerPool;
   /** Graceful stop: no new connections, in-flight requests finish, then pools and PostgreSQL close. */
   close(): Promise<void>;
 }
@@ -86,6 +98,15 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     const rateLimits: RateLimitStore = config.rateLimitStore === 'postgres' ? new PgRateLimitStore(pool) : new MemoryRateLimitStore();
     cleanups.unshift(() => rateLimits.close());
     const authenticator = new Authenticator(pool, signer, config.tokenAudiences, config.authCacheMs);
+    const workers = new WorkerPool(config.workerThreads);
+    cleanups.unshift(() => workers.close());
+    const timeSeries = await createTimeSeriesStore(
+      { backend: config.timeseriesBackend, questdbHttpUrl: config.questdbHttpUrl, questdbPgUrl: config.questdbPgUrl },
+      pool,
+      log,
+    );
+    cleanups.unshift(() => timeSeries.close());
+    const virtual = new VirtualRegisters(pool, timeSeries, workers);
 
     const metrics = new HttpMetrics();
     metrics.gauge('db_pool_connections', 'Open database connections of this instance', () => pool.totalCount);
@@ -105,6 +126,19 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       ...organizationClientRoutes(pool),
       ...vtnCredentialRoutes(pool),
       ...identityAdminRoutes(pool),
+      ...meterRoutes(pool, timeSeries),
+      ...resourceRoutes(pool, timeSeries),
+      ...readingsRoutes({
+        db: pool,
+        store: timeSeries,
+        workers,
+        virtual,
+        maxPoints: config.readingsMaxPoints,
+        rateLimit: [
+          { seconds: 1, max: config.rateLimitReadingsPerSecond },
+          { seconds: 60, max: config.rateLimitReadingsPerMinute },
+        ],
+      }),
     );
     const openApi = () =>
       buildOpenApi(routes, {
@@ -112,6 +146,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         version: '0.1.0',
         description: 'Meter data, flexibility and availability products, and an OpenADR-style VTN. Errors are RFC 7807 problem details (see the Problem schema); see README.md for code tables.',
         components: {
+          ...Object.fromEntries(CODE_TABLES.map((t) => [t.name, codeSchema(t)])),
           Features: { type: 'string', enum: [...FEATURES] },
           Permissions: { type: 'string', enum: [...PERMISSIONS] },
           Scopes: { type: 'string', enum: [...VTN_SCOPES] },
@@ -136,6 +171,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       log,
       adminToken,
       router,
+      timeSeries,
+      workers,
       close: () =>
         (closing ??= (async () => {
           const drained = await server.close(config.shutdownTimeoutMs);

@@ -1,6 +1,7 @@
 // All configuration comes from environment variables, parsed and validated here and nowhere
 // else. A bad value stops the start with a message naming every problem. The README's
-// configuration table is generated from CONFIG_DOCS (test/unit/config.test.ts keeps them equal).
+// configuration table is generated from CONFIG_DOCS (test/unit/docs.test.ts keeps them equal).
+import { availableParallelism } from 'node:os';
 export interface Config {
   host: string;
   port: number;
@@ -25,6 +26,11 @@ export interface Config {
   rateLimitTokenUnknownPerMinute: number;
   /** Quota on every other authenticated endpoint per OAuth client; 0 = none (the interface's default). */
   rateLimitApiPerMinute: number;
+  workerThreads: number;
+  timeseriesBackend: 'postgres' | 'questdb';
+  questdbHttpUrl: string | undefined;
+  questdbPgUrl: string | undefined;
+  readingsMaxPoints: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   shutdownTimeoutMs: number;
 }
@@ -56,6 +62,11 @@ export const CONFIG_DOCS: ConfigDoc[] = [
   { name: 'RATE_LIMIT_TOKEN_PER_MINUTE', default: '30', description: 'POST /oauth/token requests per client_id per minute.' },
   { name: 'RATE_LIMIT_TOKEN_UNKNOWN_PER_MINUTE', default: '30', description: 'POST /oauth/token requests per client address per minute when the client_id is unknown.' },
   { name: 'RATE_LIMIT_API_PER_MINUTE', default: '0', description: 'Requests per OAuth client per minute on every other authenticated endpoint; 0 = no limit (the interface’s default). When set, those responses carry the X-Rate-Limit-* headers too.' },
+  { name: 'WORKER_THREADS', default: 'CPU count − 1 (at least 1)', description: 'Worker threads for CPU-heavy work: parsing reading batches, virtual registers.' },
+  { name: 'TIMESERIES_BACKEND', default: 'postgres', description: 'Where readings live: `postgres` (the same database, nothing extra) or `questdb` (needs QUESTDB_HTTP_URL and QUESTDB_PG_URL).' },
+  { name: 'QUESTDB_HTTP_URL', default: '(unset)', description: 'QuestDB HTTP endpoint for ILP writes, e.g. http://localhost:9000.' },
+  { name: 'QUESTDB_PG_URL', default: '(unset)', description: 'QuestDB PostgreSQL-wire endpoint for queries, e.g. postgres://admin:quest@localhost:8812/qdb.' },
+  { name: 'READINGS_MAX_POINTS', default: '500000', description: 'Most readings one GET /api/readings response may hold (registers × points); more is a 400 asking for a shorter period or a larger resolution.' },
   { name: 'LOG_LEVEL', default: 'info', description: 'fatal, error, warn, info, debug, trace or silent. Requests are logged at debug.' },
   { name: 'SHUTDOWN_TIMEOUT_MS', default: '30000', description: 'How long SIGTERM/SIGINT waits for in-flight requests before closing.' },
 ];
@@ -143,9 +154,17 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitTokenPerMinute: r.int('RATE_LIMIT_TOKEN_PER_MINUTE', 30, 1),
     rateLimitTokenUnknownPerMinute: r.int('RATE_LIMIT_TOKEN_UNKNOWN_PER_MINUTE', 30, 1),
     rateLimitApiPerMinute: r.int('RATE_LIMIT_API_PER_MINUTE', 0, 0),
+    workerThreads: r.int('WORKER_THREADS', Math.max(1, availableParallelism() - 1), 1, 256),
+    timeseriesBackend: r.oneOf('TIMESERIES_BACKEND', ['postgres', 'questdb'] as const, 'postgres'),
+    questdbHttpUrl: r.raw('QUESTDB_HTTP_URL'),
+    questdbPgUrl: r.raw('QUESTDB_PG_URL'),
+    readingsMaxPoints: r.int('READINGS_MAX_POINTS', 500_000, 1, 50_000_000),
     logLevel: r.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     shutdownTimeoutMs: r.int('SHUTDOWN_TIMEOUT_MS', 30_000, 0, 600_000),
   };
+  if (config.timeseriesBackend === 'questdb' && (!config.questdbHttpUrl || !config.questdbPgUrl)) {
+    r.problems.push('TIMESERIES_BACKEND=questdb needs QUESTDB_HTTP_URL and QUESTDB_PG_URL');
+  }
   if (r.problems.length > 0) throw new ConfigError(r.problems);
   return config;
 }

@@ -1,6 +1,6 @@
 // Schemas of the identity objects the admin API manages.
 import { featureSchema, permissionSchema } from '../auth/catalogue.ts';
-import { arrayOf, dateTime, int32Id, objectSchema } from '../http/schemas.ts';
+import { arrayOf, dateTime, int32Id, nullable, objectSchema } from '../http/schemas.ts';
 
 const name = { type: 'string', minLength: 1, maxLength: 200 };
 
@@ -31,7 +31,7 @@ export const roleSchema = objectSchema(
 export const userInput = objectSchema(
   {
     name,
-    organizationId: { anyOf: [int32Id, { type: 'null' }], description: 'Required unless globalAdmin is true.' },
+    organizationId: nullable(int32Id, { description: 'Required unless globalAdmin is true.' }),
     roleIds: arrayOf(int32Id, { uniqueItems: true, default: [] }),
     globalAdmin: { type: 'boolean', default: false },
   },

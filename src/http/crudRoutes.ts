@@ -2,7 +2,7 @@
 // replace (PUT) and delete (204). Domains supply the schemas and the storage functions.
 import { notFound } from './errors.ts';
 import { arrayOf, idParams, pageQueryProperties, querySchema } from './schemas.ts';
-import type { AuthRequirement, JsonSchema, RouteDef } from './types.ts';
+import type { ApiRequest, AuthRequirement, JsonSchema, RouteDef } from './types.ts';
 
 export interface CrudSpec<T, I> {
   /** `/api/admin/organizations` */
@@ -19,8 +19,8 @@ export interface CrudSpec<T, I> {
   created?: JsonSchema;
   list(page: { limit: number; offset: number }): Promise<T[]>;
   get(id: number): Promise<T | undefined>;
-  create(input: I): Promise<T>;
-  update(id: number, input: I): Promise<T | undefined>;
+  create(input: I, req: ApiRequest): Promise<T>;
+  update(id: number, input: I, req: ApiRequest): Promise<T | undefined>;
   remove(id: number): Promise<boolean>;
 }
 
@@ -48,7 +48,7 @@ export function crudRoutes<T, I>(spec: CrudSpec<T, I>): RouteDef[] {
       auth,
       body: spec.input,
       responses: { 201: { description: `The created ${noun} with its id`, schema: spec.created ?? spec.object } },
-      handler: async (req) => ({ status: 201, body: await spec.create(req.body as I) }),
+      handler: async (req) => ({ status: 201, body: await spec.create(req.body as I, req) }),
     },
     {
       method: 'GET',
@@ -74,7 +74,7 @@ export function crudRoutes<T, I>(spec: CrudSpec<T, I>): RouteDef[] {
       body: spec.input,
       responses: { 200: { description: `The updated ${noun}`, schema: spec.object } },
       handler: async (req) => {
-        const updated = await spec.update(req.params.id, req.body as I);
+        const updated = await spec.update(req.params.id, req.body as I, req);
         if (!updated) throw missing(req.params.id);
         return { status: 200, body: updated };
       },

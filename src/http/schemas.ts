@@ -31,3 +31,13 @@ export const pageQueryProperties = {
 export function arrayOf(items: unknown, extra: JsonSchema = {}): JsonSchema {
   return { type: 'array', items, ...extra };
 }
+
+/** The schema, or null. Written as a type union rather than `anyOf` so that Ajv still applies
+ * `default`s inside it (it ignores them under anyOf) and OpenAPI 3.1 reads it plainly. */
+export function nullable(schema: JsonSchema, extra: JsonSchema = {}): JsonSchema {
+  const type = schema.type;
+  const types = Array.isArray(type) ? type : [type];
+  const out: JsonSchema = { ...schema, type: types.includes('null') ? types : [...types, 'null'], ...extra };
+  if (Array.isArray(schema.enum)) out.enum = [...(schema.enum as unknown[]), null];
+  return out;
+}

@@ -1,0 +1,85 @@
+// POST /api/readings, after the request is admitted: the body goes to a worker thread that
+// parses, validates, groups and encodes it; the meters and registers it names are resolved and
+// access-checked in one query; then the time-series store writes the whole batch atomically.
+// Nothing is stored unless everything is valid.
+import { HttpError, badRequest, type FieldError } from '../http/errors.ts';
+import type { Principal } from '../http/types.ts';
+import type { Queryable } from '../store/database.ts';
+import type { TimeSeriesStore } from '../store/timeseries/types.ts';
+import { transferableCopy, type WorkerPool } from '../workerPool.ts';
+import type { ParseResult, ParseTask } from '../../workers/readings/task.ts';
+import type { ParsedSeries } from '../../workers/readings/parseReadings.ts';
+
+const MAX_LISTED = 20;
+
+interface SeriesRow {
+  i: number;
+  meter: number | null;
+  register: number | null;
+  virtual: boolean | null;
+  elsewhere: boolean;
+  access: boolean;
+}
+
+/** Register ids of the series, or a 400 listing unknown meters/registers, virtual registers,
+ * registers on another meter and meters the caller's organization has no access to. */
+export async function resolveSeries(db: Queryable, series: readonly ParsedSeries[], principal: Principal): Promise<number[]> {
+  const organizationId = principal.globalAdmin ? null : principal.organizationId;
+  const { rows } = await db.query<SeriesRow>(
+    `SELECT q.i::int AS i, m.id AS meter, r.id AS register, r.is_virtual AS virtual,
+       EXISTS (SELECT 1 FROM registers o WHERE o.external_id = q.register_ext) AS elsewhere,
+       (m.id IS NOT NULL AND ($3::int IS NULL OR EXISTS (SELECT 1 FROM meter_organizations mo WHERE mo.meter_id = m.id AND mo.organization_id = $3))) AS access
+     FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS q(meter_ext, register_ext, i)
+     LEFT JOIN meters m ON m.external_id = q.meter_ext
+     LEFT JOIN registers r ON r.meter_id = m.id AND r.external_id = q.register_ext
+     ORDER BY q.i`,
+    [series.map((s) => s.meterId), series.map((s) => s.registerId), organizationId],
+  );
+  const errors: FieldError[] = [];
+  const ids: number[] = [];
+  const reportedMeters = new Set<string>();
+  rows.forEach((row, k) => {
+    const s = series[k]!;
+    let problem: FieldError | undefined;
+    if (row.meter === null) problem = { path: s.meterPath, message: `unknown meter ${JSON.stringify(s.meterId)}` };
+    else if (!row.access) problem = { path: s.meterPath, message: `organization ${organizationId} has no access to meter ${JSON.stringify(s.meterId)}` };
+    else if (row.register === null) {
+      problem = {
+        path: s.registerPath,
+        message: row.elsewhere ? `register ${JSON.stringify(s.registerId)} is not on meter ${JSON.stringify(s.meterId)}` : `unknown register ${JSON.stringify(s.registerId)}`,
+      };
+    } else if (row.virtual) problem = { path: s.registerPath, message: `register ${JSON.stringify(s.registerId)} is virtual: its readings are computed, not posted` };
+    if (problem) {
+      // One message per meter problem, however many of its registers are named.
+      const key = problem.path === s.meterPath ? `m:${s.meterPath}` : `r:${s.registerPath}`;
+      if (!reportedMeters.has(key) && errors.length < MAX_LISTED) errors.push(problem);
+      reportedMeters.add(key);
+    }
+    ids.push(row.register ?? 0);
+  });
+  if (errors.length > 0) throw badRequest('Invalid readings: nothing was stored', errors);
+  return ids;
+}
+
+export async function ingestReadings(db: Queryable, store: TimeSeriesStore, workers: WorkerPool, principal: Principal, body: Buffer): Promise<number> {
+  const updatedAtMs = Date.now();
+  const bytes = transferableCopy(body);
+  const task: ParseTask = { body: bytes, encodePgCopy: store.acceptsPgCopy, updatedAtMs };
+  const parsed = await workers.run<ParseResult>('readings/task', task, [bytes.buffer]);
+  if (!parsed.ok) {
+    if (parsed.syntax) throw new HttpError('malformed_json', parsed.errors[0]!.message);
+    throw badRequest('Invalid readings: nothing was stored', parsed.errors);
+  }
+  const registerIds = await resolveSeries(db, parsed.series, principal);
+  await store.write({
+    registerIds,
+    offsets: parsed.offsets,
+    timestamps: parsed.timestamps,
+    values: parsed.values,
+    resolutions: parsed.resolutions,
+    months: parsed.months,
+    pgCopy: parsed.copy ? Buffer.from(parsed.copy.buffer, parsed.copy.byteOffset, parsed.copy.byteLength) : undefined,
+    updatedAtMs,
+  });
+  return parsed.timestamps.length;
+}

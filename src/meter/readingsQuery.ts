@@ -1,0 +1,83 @@
+// GET /api/readings and GET /api/readings/average/hourly: check the registers and the caller's
+// access, bound the response size, then ask the time-series store (stored registers) or the
+// virtual engine (virtual ones) and assemble `[{registerId, readings[]}]` in the order asked.
+import { SUMMED_MEASUREMENTS, type MeasurementType } from '../codes.ts';
+import { HttpError, badRequest } from '../http/errors.ts';
+import type { Principal } from '../http/types.ts';
+import type { Queryable } from '../store/database.ts';
+import { TooManyPoints, type TimeSeriesStore } from '../store/timeseries/types.ts';
+import { accessibleRegisters, registersForRead, type RegisterForRead } from './meterStore.ts';
+import type { VirtualEngine } from './virtualEngine.ts';
+
+export interface ReadingsQuery {
+  organizationId: number | undefined;
+  registerIds: number[];
+  start: number;
+  end: number;
+  /** 0 = as stored; otherwise bucket length in seconds. */
+  resolution: number;
+  /** Average every bucket whatever the register kind (the hourly-average endpoint). */
+  forceAverage?: boolean;
+}
+
+export interface QueryDeps {
+  db: Queryable;
+  store: TimeSeriesStore;
+  virtual: VirtualEngine;
+  maxPoints: number;
+}
+
+export function aggregateOf(register: { measurementType: number }): 'sum' | 'avg' {
+  return SUMMED_MEASUREMENTS.has(register.measurementType as MeasurementType) ? 'sum' : 'avg';
+}
+
+async function checkedRegisters(deps: QueryDeps, q: ReadingsQuery, principal: Principal): Promise<RegisterForRead[]> {
+  const registers = await registersForRead(deps.db, q.registerIds);
+  const byId = new Map(registers.map((r) => [r.id, r]));
+  const unknown = q.registerIds.flatMap((id, i) => (byId.has(id) ? [] : [{ path: `query.registerId[${i}]`, message: `register ${id} does not exist` }]));
+  if (unknown.length > 0) throw badRequest('Unknown register', unknown);
+  if (!principal.globalAdmin) {
+    const allowed = await accessibleRegisters(deps.db, q.registerIds, q.organizationId!);
+    const denied = q.registerIds.filter((id) => !allowed.has(id));
+    if (denied.length > 0) throw new HttpError('organization_forbidden', `Organization ${q.organizationId} has no access to register(s) ${denied.join(', ')}`);
+  }
+  return q.registerIds.map((id) => byId.get(id)!);
+}
+
+function tooMany(maxPoints: number): HttpError {
+  return badRequest(`The response would hold more than ${maxPoints} readings; ask for a shorter period, fewer registers or a larger resolution`, [
+    { path: 'query', message: `more than ${maxPoints} readings` },
+  ]);
+}
+
+export async function queryReadings(deps: QueryDeps, q: ReadingsQuery, principal: Principal): Promise<string> {
+  if (q.start >= q.end) throw badRequest('start must be before end', [{ path: 'query.end', message: 'must be after start' }]);
+  const registerIds = [...new Set(q.registerIds)];
+  const registers = await checkedRegisters(deps, { ...q, registerIds }, principal);
+  if (q.resolution > 0) {
+    const perRegister = Math.ceil((q.end - q.start) / (q.resolution * 1000));
+    if (perRegister * registers.length > deps.maxPoints) throw tooMany(deps.maxPoints);
+  }
+  const stored = registers.filter((r) => !r.isVirtual);
+  const virtual = registers.filter((r) => r.isVirtual);
+  const json = new Map<number, string>();
+  try {
+    if (stored.length > 0) {
+      const part =
+        q.resolution === 0
+          ? await deps.store.readJson({ registerIds: stored.map((r) => r.id), start: q.start, end: q.end }, deps.maxPoints)
+          : await deps.store.bucketsJson({
+              registers: stored.map((r) => ({ id: r.id, aggregate: q.forceAverage ? 'avg' : aggregateOf(r), timeZone: r.timeZone })),
+              start: q.start,
+              end: q.end,
+              resolutionSeconds: q.resolution,
+            });
+      for (const [id, text] of part) json.set(id, text);
+    }
+    for (const register of virtual) json.set(register.id, await deps.virtual.readingsJson(register, q));
+  } catch (err) {
+    if (err instanceof TooManyPoints) throw tooMany(deps.maxPoints);
+    throw err;
+  }
+  return `[${registers.map((r) => `{"registerId":${r.id},"readings":${json.get(r.id) ?? '[]'}}`).join(',')}]`;
+}

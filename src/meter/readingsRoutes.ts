@@ -1,0 +1,126 @@
+// The reading endpoints: POST /api/readings (batches up to BODY_LIMIT_BYTES, rate limited per
+// OAuth client), GET /api/readings, GET /api/readings/average/hourly.
+import { HttpError } from '../http/errors.ts';
+import { isJsonContentType } from '../http/router.ts';
+import { arrayOf, int32Id, objectSchema, querySchema, utcDateTime } from '../http/schemas.ts';
+import type { ApiRequest, RateLimitWindow, RouteDef } from '../http/types.ts';
+import { parseUtcTimestamp } from '../http/validation.ts';
+import type { TimeSeriesStore } from '../store/timeseries/types.ts';
+import type { Queryable } from '../store/database.ts';
+import type { WorkerPool } from '../workerPool.ts';
+import { ingestReadings } from './ingest.ts';
+import { queryReadings, type QueryDeps } from './readingsQuery.ts';
+import { registerReadingsSchema } from './schemas.ts';
+
+export interface ReadingsRouteDeps extends QueryDeps {
+  db: Queryable;
+  store: TimeSeriesStore;
+  workers: WorkerPool;
+  rateLimit: readonly RateLimitWindow[];
+}
+
+const postBody = objectSchema(
+  {
+    meters: arrayOf(
+      objectSchema(
+        {
+          id: { type: 'string', description: 'The meter’s externalId.' },
+          registers: arrayOf(
+            objectSchema(
+              {
+                id: { type: 'string', description: 'The register’s externalId on that meter.' },
+                values: arrayOf(
+                  objectSchema(
+                    {
+                      timestamp: { ...utcDateTime, description: 'Start of the interval, ISO 8601 UTC (Z).' },
+                      value: { type: 'number' },
+                      resolution: { type: 'integer', minimum: 1, description: 'Seconds the reading covers.' },
+                    },
+                    ['timestamp', 'value', 'resolution'],
+                  ),
+                ),
+              },
+              ['id', 'values'],
+            ),
+          ),
+        },
+        ['id', 'registers'],
+      ),
+    ),
+  },
+  ['meters'],
+  { title: 'ReadingsBatch' },
+);
+
+const rangeProperties = {
+  organizationId: int32Id,
+  registerId: arrayOf(int32Id, { minItems: 1, maxItems: 1000, description: 'Register ids; repeat the parameter or separate with commas.' }),
+  start: { ...utcDateTime, description: 'Inclusive, ISO 8601 UTC.' },
+  end: { ...utcDateTime, description: 'Exclusive, ISO 8601 UTC.' },
+};
+
+type RangeParams = { organizationId: number; registerId: number[]; start: string; end: string; resolution?: number };
+
+export function readingsRoutes(deps: ReadingsRouteDeps): RouteDef[] {
+  const range = (q: RangeParams) => ({ organizationId: q.organizationId, registerIds: q.registerId, start: parseUtcTimestamp(q.start)!, end: parseUtcTimestamp(q.end)! });
+  return [
+    {
+      method: 'POST',
+      path: '/api/readings',
+      summary: 'Store readings (atomic batch)',
+      description:
+        'Meters and registers are named by their externalId. All-or-nothing: any bad value gives 400 listing the offending paths (first 20) and stores nothing; 204 only after the batch is committed. ' +
+        'Duplicate timestamps inside a request: the last wins. Posting a reading again for the same register and timestamp replaces its value and moves its updatedAt. ' +
+        'The caller’s organization must have access to every meter. Batches of hundreds of thousands of readings are normal (body up to BODY_LIMIT_BYTES).',
+      tags: ['Readings'],
+      auth: { permission: 'Meter.Organization.ReadWrite' },
+      bodyKind: 'raw',
+      body: postBody,
+      rateLimit: { name: 'readings', windows: deps.rateLimit },
+      responses: { 204: { description: 'Stored' } },
+      async handler(req: ApiRequest) {
+        const contentType = req.headers['content-type'];
+        if (!isJsonContentType(contentType)) throw new HttpError('unsupported_content_type', `Expected Content-Type application/json, got ${contentType ? JSON.stringify(contentType) : 'none'}`);
+        if (!req.rawBody || req.rawBody.length === 0) throw new HttpError('malformed_json', 'The request body is empty; a JSON document is required');
+        await ingestReadings(deps.db, deps.store, deps.workers, req.principal!, req.rawBody);
+        return { status: 204 };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/readings',
+      summary: 'Readings of registers over a period, as stored or in buckets',
+      description:
+        '`resolution` 0 (default): readings as stored. R > 0: buckets of R seconds aligned to the UTC epoch (R = 86400: local days of each register’s time zone), ' +
+        'energy and volume summed, other quantities averaged; only buckets with data are returned; a bucket’s updatedAt is the latest of its readings. ' +
+        'At most READINGS_MAX_POINTS readings per response (400 beyond).',
+      tags: ['Readings'],
+      auth: { permission: 'Meter.Organization.Read', organization: { in: 'query', name: 'organizationId' } },
+      query: querySchema({ ...rangeProperties, resolution: { type: 'integer', minimum: 0, maximum: 31 * 86400, default: 0, description: 'Seconds; 0 = as stored.' } }, [
+        'organizationId',
+        'registerId',
+        'start',
+        'end',
+      ]),
+      responses: { 200: { description: 'Per register, time-ordered readings', schema: registerReadingsSchema } },
+      async handler(req: ApiRequest<unknown, RangeParams>) {
+        const text = await queryReadings(deps, { ...range(req.query), resolution: req.query.resolution ?? 0 }, req.principal!);
+        return { status: 200, raw: text, contentType: 'application/json' };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/readings/average/hourly',
+      summary: 'Hourly averages of registers over a period',
+      description: 'The average of the readings in each UTC hour of [start, end) with data, whatever the register kind; resolution 3600.',
+      tags: ['Readings'],
+      auth: { permission: 'Meter.Organization.Read', organization: { in: 'query', name: 'organizationId' } },
+      query: querySchema(rangeProperties, ['organizationId', 'registerId', 'start', 'end']),
+      responses: { 200: { description: 'Per register, hourly averages', schema: registerReadingsSchema } },
+      async handler(req: ApiRequest<unknown, RangeParams>) {
+        const text = await queryReadings(deps, { ...range(req.query), resolution: 3600, forceAverage: true }, req.principal!);
+        return { status: 200, raw: text, contentType: 'application/json' };
+      },
+    },
+  ];
+}

@@ -1,0 +1,204 @@
+// Virtual registers computed on read (docs/virtual-registers.md). A virtual register is
+// computed at its own defaultResolution over the requested period, from its sources bucketed at
+// that resolution (each source summed or averaged by its kind; virtual sources computed the same
+// way, recursively), in the worker pool: expression, constant or baseline, then optionally the
+// running total. The result is returned as stored readings would be, or bucketed like them
+// (summed or averaged by the virtual register's own kind) when a resolution is asked for.
+//
+// updatedAt of a computed value: the latest updatedAt of the source readings it was computed
+// from (for a baseline, of its whole history window); for a constant, the time of the request.
+import { CalculationType } from '../codes.ts';
+import { HttpError } from '../http/errors.ts';
+import type { Queryable } from '../store/database.ts';
+import type { TimeSeriesStore } from '../store/timeseries/types.ts';
+import type { WorkerPool } from '../workerPool.ts';
+import { baselineLookbackDays } from '../../workers/virtual/baselineAlgorithms.ts';
+import { previousResetInstant } from '../../workers/virtual/runningTotal.ts';
+import { nextLocalMidnight, startOfLocalDay } from '../../workers/virtual/time.ts';
+import type { VirtualResult, VirtualTask } from '../../workers/virtual/task.ts';
+import { eventDaysBetween, registersForRead, type RegisterForRead } from './meterStore.ts';
+import type { ReadingsQuery } from './readingsQuery.ts';
+import { aggregateOf } from './readingsQuery.ts';
+import type { VirtualEngine } from './virtualEngine.ts';
+
+const MAX_DEPTH = 8;
+/** Most buckets a virtual register is computed over in one request. */
+const MAX_NATIVE_BUCKETS = 2_000_000;
+const DAY_MS = 86_400_000;
+
+interface Computed {
+  timestamps: Float64Array;
+  values: Float64Array;
+  updatedAt: Float64Array;
+}
+
+function isoOrNull(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+/** Bucket starts covering [start, end) for a resolution (local days for 86400). */
+export function bucketStarts(start: number, end: number, resolutionSeconds: number, timeZone: string): Float64Array {
+  const out: number[] = [];
+  if (resolutionSeconds === 86400) {
+    for (let t = startOfLocalDay(start, timeZone); t < end; t = nextLocalMidnight(t, timeZone)) out.push(t);
+  } else {
+    const step = resolutionSeconds * 1000;
+    for (let t = Math.floor(start / step) * step; t < end; t += step) out.push(t);
+  }
+  return Float64Array.from(out);
+}
+
+function bucketEnd(t: number, resolutionSeconds: number, timeZone: string): number {
+  return resolutionSeconds === 86400 ? nextLocalMidnight(t, timeZone) : t + resolutionSeconds * 1000;
+}
+
+export class VirtualRegisters implements VirtualEngine {
+  constructor(
+    private readonly db: Queryable,
+    private readonly store: TimeSeriesStore,
+    private readonly workers: WorkerPool,
+  ) {}
+
+  private async run(task: VirtualTask, transfer: ArrayBufferLike[] = []): Promise<Float64Array> {
+    const result = await this.workers.run<VirtualResult>('virtual/task', task, transfer);
+    if ('error' in result) throw new HttpError('unprocessable', `The virtual register cannot be computed: ${result.message}`);
+    return result.values;
+  }
+
+  /** A register (stored or virtual) at `resolution`, aligned with `targets`; NaN where no data. */
+  private async seriesOf(register: RegisterForRead, targets: Float64Array, resolution: number, depth: number): Promise<Computed> {
+    if (targets.length === 0) return { timestamps: targets, values: new Float64Array(0), updatedAt: new Float64Array(0) };
+    if (register.isVirtual) return this.compute(register, targets, resolution, depth + 1);
+    const end = bucketEnd(targets[targets.length - 1]!, resolution, register.timeZone);
+    const [series] = await this.store.bucketSeries({
+      registers: [{ id: register.id, aggregate: aggregateOf(register), timeZone: register.timeZone }],
+      start: targets[0]!,
+      end,
+      resolutionSeconds: resolution,
+    });
+    const values = new Float64Array(targets.length).fill(NaN);
+    const updatedAt = new Float64Array(targets.length).fill(NaN);
+    const index = new Map<number, number>();
+    targets.forEach((t, i) => index.set(t, i));
+    for (let k = 0; k < series!.timestamps.length; k += 1) {
+      const i = index.get(series!.timestamps[k]!);
+      if (i === undefined) continue;
+      values[i] = series!.values[k]!;
+      updatedAt[i] = series!.updatedAt[k]!;
+    }
+    return { timestamps: targets, values, updatedAt };
+  }
+
+  private async sources(register: RegisterForRead): Promise<RegisterForRead[]> {
+    const ids = register.virtualDefinition!.sourceRegisters;
+    const found = await registersForRead(this.db, ids);
+    const byId = new Map(found.map((r) => [r.id, r]));
+    return ids.map((id) => {
+      const source = byId.get(id);
+      if (!source) throw new HttpError('unprocessable', `Source register ${id} of virtual register ${register.id} no longer exists`);
+      return source;
+    });
+  }
+
+  /** The virtual register's own values at `resolution` for the bucket starts `targets`. */
+  private async compute(register: RegisterForRead, targets: Float64Array, resolution: number, depth: number): Promise<Computed> {
+    if (depth > MAX_DEPTH) throw new HttpError('unprocessable', `Virtual registers nest deeper than ${MAX_DEPTH} levels`);
+    const def = register.virtualDefinition!;
+    const timeZone = def.timeZone ?? register.timeZone;
+    // With a daily restart of the running total, start computing at the restart before the period.
+    let computeTargets = targets;
+    if (def.sumPreviousValues && def.timeOfDay && targets.length > 0) {
+      const from = previousResetInstant(targets[0]!, def.timeOfDay, timeZone);
+      if (from < targets[0]!) computeTargets = Float64Array.from([...bucketStarts(from, targets[0]!, resolution, timeZone), ...targets]);
+    }
+    const n = computeTargets.length;
+    let values: Float64Array;
+    let updatedAt: Float64Array;
+    switch (def.calculationType) {
+      case CalculationType.Constant:
+        values = await this.run({ kind: 'constant', length: n, value: def.constant ?? 0 });
+        updatedAt = new Float64Array(n).fill(Date.now());
+        break;
+      case CalculationType.Expression: {
+        const inputs = await Promise.all((await this.sources(register)).map((s) => this.seriesOf(s, computeTargets, resolution, depth)));
+        values = await this.run(
+          { kind: 'expression', ast: register.expressionAst as never, inputs: inputs.map((i) => i.values), length: n },
+          inputs.map((i) => i.values.buffer),
+        );
+        updatedAt = new Float64Array(n).fill(NaN);
+        for (const input of inputs) for (let i = 0; i < n; i += 1) if (!(input.updatedAt[i]! <= updatedAt[i]!)) updatedAt[i] = input.updatedAt[i]!;
+        break;
+      }
+      case CalculationType.Baseline: {
+        const [source] = await this.sources(register);
+        const lookbackDays = baselineLookbackDays(def.baselineAlgorithmType!, 0) + 1;
+        const historyStart = computeTargets[0]! - lookbackDays * DAY_MS;
+        const excluded = await eventDaysBetween(this.db, source!.id, new Date(historyStart - DAY_MS).toISOString().slice(0, 10), new Date(computeTargets[n - 1]! + DAY_MS).toISOString().slice(0, 10));
+        const historyTargets = bucketStarts(historyStart, bucketEnd(computeTargets[n - 1]!, resolution, timeZone), resolution, timeZone);
+        const history = await this.seriesOf(source!, historyTargets, resolution, depth);
+        values = await this.run({
+          kind: 'baseline',
+          algorithm: def.baselineAlgorithmType!,
+          targetTimestamps: computeTargets,
+          resolutionSeconds: resolution,
+          timeZone,
+          history: { timestamps: history.timestamps, values: history.values },
+          excludedDays: excluded,
+        });
+        let latest = NaN;
+        for (const u of history.updatedAt) if (!(u <= latest)) latest = u;
+        updatedAt = new Float64Array(n).fill(latest);
+        break;
+      }
+      default:
+        throw new HttpError('unprocessable', `Unknown calculationType ${def.calculationType}`);
+    }
+    if (def.sumPreviousValues) {
+      values = await this.run({ kind: 'runningTotal', timestamps: computeTargets, values, ...(def.timeOfDay ? { resetTimeOfDay: def.timeOfDay, timeZone } : {}) });
+    }
+    const skip = n - targets.length;
+    return { timestamps: targets, values: values.subarray(skip), updatedAt: updatedAt.subarray(skip) };
+  }
+
+  async readingsJson(register: RegisterForRead, q: ReadingsQuery): Promise<string> {
+    const native = register.defaultResolution;
+    const estimate = Math.ceil((q.end - q.start) / (native * 1000));
+    if (estimate > MAX_NATIVE_BUCKETS) throw new HttpError('validation_failed', `Computing virtual register ${register.id} over this period takes more than ${MAX_NATIVE_BUCKETS} intervals; ask for a shorter period`);
+    const targets = bucketStarts(q.start, q.end, native, register.timeZone).filter((t) => t >= q.start);
+    const computed = await this.compute(register, targets, native, 0);
+    const parts: string[] = [];
+    if (q.resolution === 0 || q.resolution === native) {
+      for (let i = 0; i < targets.length; i += 1) {
+        const v = computed.values[i]!;
+        if (Number.isNaN(v)) continue;
+        const u = computed.updatedAt[i]!;
+        parts.push(readingText(targets[i]!, bucketEnd(targets[i]!, native, register.timeZone), Number.isNaN(u) ? targets[i]! : u, v, native));
+      }
+      return `[${parts.join(',')}]`;
+    }
+    // Bucket the computed values like stored readings: by the register's kind, or averaged.
+    const sum = !q.forceAverage && aggregateOf(register) === 'sum';
+    const buckets = bucketStarts(q.start, q.end, q.resolution, register.timeZone);
+    let k = 0;
+    for (const b of buckets) {
+      const e = bucketEnd(b, q.resolution, register.timeZone);
+      let total = 0;
+      let count = 0;
+      let latest = NaN;
+      while (k < targets.length && targets[k]! < b) k += 1;
+      for (; k < targets.length && targets[k]! < e; k += 1) {
+        const v = computed.values[k]!;
+        if (Number.isNaN(v)) continue;
+        total += v;
+        count += 1;
+        if (!(computed.updatedAt[k]! <= latest)) latest = computed.updatedAt[k]!;
+      }
+      if (count > 0) parts.push(readingText(b, e, Number.isNaN(latest) ? b : latest, sum ? total : total / count, q.resolution));
+    }
+    return `[${parts.join(',')}]`;
+  }
+}
+
+function readingText(t: number, periodTo: number, updatedAt: number, value: number, resolution: number): string {
+  return `{"timestamp":"${isoOrNull(t)}","periodTo":"${isoOrNull(periodTo)}","updatedAt":"${isoOrNull(updatedAt)}","value":${value},"resolution":${resolution}}`;
+}

@@ -1,0 +1,191 @@
+// The PostgreSQL time-series store (default). Table `readings`, monthly range partitions,
+// primary key (register_id, ts) — see src/store/migrations/002_readings.sql.
+//
+// Writes: binary COPY (encoded in the ingest worker) in one transaction. When none of the
+// batch's (register, time range) pairs has stored rows, the COPY goes straight into `readings`
+// (the fast path). Otherwise — corrections — it goes into a temporary table and is merged with
+// INSERT … ON CONFLICT DO UPDATE, which replaces values and moves updated_at. A concurrent writer
+// that slips in between the check and the COPY makes the fast path fail with a unique violation;
+// the write is then retried on the merge path. Either way the batch is all or nothing.
+import { from as copyFrom } from 'pg-copy-streams';
+import type { Pool, PoolClient } from '../database.ts';
+import { sqlState } from '../retry.ts';
+import { encodeCopy, fillRegisterIds } from '../../../workers/readings/pgCopy.ts';
+import { TooManyPoints, type BucketQuery, type RangeQuery, type Series, type TimeSeriesStore, type WriteBatch } from './types.ts';
+
+const COPY_CHUNK = 1 << 20;
+const ISO = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
+
+/** One reading as JSON text, built by PostgreSQL. `$t` is the bucket/reading start, `$p` its end. */
+function readingJson(start: string, end: string, updated: string, value: string, resolution: string): string {
+  return `'{"timestamp":"' || to_char((${start}) AT TIME ZONE 'UTC', ${ISO}) || '","periodTo":"' || to_char((${end}) AT TIME ZONE 'UTC', ${ISO})
+    || '","updatedAt":"' || to_char((${updated}) AT TIME ZONE 'UTC', ${ISO}) || '","value":' || (${value})::text || ',"resolution":' || (${resolution})::text || '}'`;
+}
+
+async function writeCopy(client: PoolClient, sql: string, payload: Buffer): Promise<void> {
+  const stream = client.query(copyFrom(sql));
+  await new Promise<void>((resolve, reject) => {
+    stream.on('error', reject);
+    stream.on('finish', resolve);
+    let at = 0;
+    const pump = () => {
+      while (at < payload.length) {
+        const chunk = payload.subarray(at, at + COPY_CHUNK);
+        at += chunk.length;
+        if (!stream.write(chunk)) return void stream.once('drain', pump);
+      }
+      stream.end();
+    };
+    pump();
+  });
+}
+
+export class PostgresTimeSeriesStore implements TimeSeriesStore {
+  readonly backend = 'postgres' as const;
+  readonly acceptsPgCopy = true;
+
+  constructor(private readonly pool: Pool) {}
+
+  async write(batch: WriteBatch): Promise<void> {
+    if (batch.timestamps.length === 0) return;
+    const payload = batch.pgCopy ?? encodeCopy(batch.timestamps, batch.values, batch.resolutions, batch.updatedAtMs);
+    fillRegisterIds(payload, batch.offsets, batch.registerIds);
+    // Partitions first, in their own short transaction: creating one locks the parent table.
+    await this.pool.query('SELECT flex_ensure_reading_partitions($1::timestamptz[])', [batch.months.map((m) => new Date(m))]);
+    const ids: number[] = [];
+    const lows: Date[] = [];
+    const highs: Date[] = [];
+    for (let s = 0; s < batch.registerIds.length; s += 1) {
+      const from = batch.offsets[s]!;
+      const to = batch.offsets[s + 1]!;
+      if (to === from) continue;
+      ids.push(batch.registerIds[s]!);
+      lows.push(new Date(batch.timestamps[from]!));
+      highs.push(new Date(batch.timestamps[to - 1]!));
+    }
+    try {
+      await this.transaction(async (client) => {
+        const { rows } = await client.query<{ overlap: boolean }>(
+          `SELECT EXISTS (SELECT 1 FROM unnest($1::int[], $2::timestamptz[], $3::timestamptz[]) u(id, lo, hi)
+             WHERE EXISTS (SELECT 1 FROM readings r WHERE r.register_id = u.id AND r.ts BETWEEN u.lo AND u.hi)) AS overlap`,
+          [ids, lows, highs],
+        );
+        if (rows[0]!.overlap) await this.merge(client, payload);
+        else await writeCopy(client, 'COPY readings (register_id, ts, value, resolution, updated_at) FROM STDIN (FORMAT binary)', payload);
+      });
+    } catch (err) {
+      if (sqlState(err) !== '23505') throw err;
+      await this.transaction((client) => this.merge(client, payload));
+    }
+  }
+
+  private async merge(client: PoolClient, payload: Buffer): Promise<void> {
+    await client.query('CREATE TEMP TABLE readings_incoming (register_id int, ts timestamptz, value float8, resolution int, updated_at timestamptz) ON COMMIT DROP');
+    await writeCopy(client, 'COPY readings_incoming (register_id, ts, value, resolution, updated_at) FROM STDIN (FORMAT binary)', payload);
+    await client.query(
+      `INSERT INTO readings (register_id, ts, value, resolution, updated_at) SELECT register_id, ts, value, resolution, updated_at FROM readings_incoming
+       ON CONFLICT (register_id, ts) DO UPDATE SET value = EXCLUDED.value, resolution = EXCLUDED.resolution, updated_at = EXCLUDED.updated_at`,
+    );
+  }
+
+  private async transaction(fn: (client: PoolClient) => Promise<void>): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await fn(client);
+      await client.query('COMMIT');
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  async readJson(q: RangeQuery, maxPoints: number): Promise<Map<number, string>> {
+    const params = [q.registerIds, new Date(q.start), new Date(q.end)];
+    const { rows: count } = await this.pool.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM (SELECT 1 FROM readings WHERE register_id = ANY($1::int[]) AND ts >= $2 AND ts < $3 LIMIT $4) x',
+      [...params, maxPoints + 1],
+    );
+    if (count[0]!.n > maxPoints) throw new TooManyPoints(maxPoints);
+    const { rows } = await this.pool.query<{ id: number; json: string }>(
+      `SELECT register_id AS id, '[' || string_agg(${readingJson('ts', "ts + make_interval(secs => resolution)", 'updated_at', 'value', 'resolution')}, ',' ORDER BY ts) || ']' AS json
+       FROM readings WHERE register_id = ANY($1::int[]) AND ts >= $2 AND ts < $3 GROUP BY register_id`,
+      params,
+    );
+    return new Map(rows.map((r) => [r.id, r.json]));
+  }
+
+  /** The shared bucket query: per register sum or average, epoch-aligned buckets, or local days. */
+  private bucketSql(q: BucketQuery, select: string): { text: string; values: unknown[] } {
+    const day = q.resolutionSeconds === 86400;
+    const bucket = day ? 'date_trunc(\'day\', r.ts, q.tz)' : "date_bin(make_interval(secs => $4), r.ts, timestamptz '1970-01-01T00:00:00Z')";
+    const text = `WITH q AS (SELECT * FROM unnest($1::int[], $2::bool[], $3::text[]) AS q(id, summed, tz)),
+      b AS (
+        SELECT r.register_id AS id, ${bucket} AS bucket, q.tz,
+          CASE WHEN q.summed THEN sum(r.value) ELSE avg(r.value) END AS value, max(r.updated_at) AS updated
+        FROM readings r JOIN q ON q.id = r.register_id
+        WHERE r.ts >= $5 AND r.ts < $6
+        GROUP BY 1, 2, q.tz, q.summed
+      ),
+      e AS (SELECT b.*, ${day ? "(b.bucket AT TIME ZONE b.tz + interval '1 day') AT TIME ZONE b.tz" : 'b.bucket + make_interval(secs => $4)'} AS bucket_end FROM b)
+      ${select}`;
+    return { text, values: [q.registers.map((r) => r.id), q.registers.map((r) => r.aggregate === 'sum'), q.registers.map((r) => r.timeZone), q.resolutionSeconds, new Date(q.start), new Date(q.end)] };
+  }
+
+  async bucketsJson(q: BucketQuery): Promise<Map<number, string>> {
+    const { text, values } = this.bucketSql(
+      q,
+      `SELECT id, '[' || string_agg(${readingJson('bucket', 'bucket_end', 'updated', 'value', '$4::int')}, ',' ORDER BY bucket) || ']' AS json FROM e GROUP BY id`,
+    );
+    const { rows } = await this.pool.query<{ id: number; json: string }>(text, values);
+    return new Map(rows.map((r) => [r.id, r.json]));
+  }
+
+  async readSeries(q: RangeQuery): Promise<Series[]> {
+    const { rows } = await this.pool.query<{ id: number; t: number[]; v: number[]; r: number[]; u: number[] }>(
+      `SELECT register_id AS id, array_agg((extract(epoch FROM ts) * 1000)::float8 ORDER BY ts) AS t, array_agg(value ORDER BY ts) AS v,
+         array_agg(resolution ORDER BY ts) AS r, array_agg((extract(epoch FROM updated_at) * 1000)::float8 ORDER BY ts) AS u
+       FROM readings WHERE register_id = ANY($1::int[]) AND ts >= $2 AND ts < $3 GROUP BY register_id`,
+      [q.registerIds, new Date(q.start), new Date(q.end)],
+    );
+    return toSeries(q.registerIds, rows);
+  }
+
+  async bucketSeries(q: BucketQuery): Promise<Series[]> {
+    const { text, values } = this.bucketSql(
+      q,
+      `SELECT id, array_agg((extract(epoch FROM bucket) * 1000)::float8 ORDER BY bucket) AS t, array_agg(value ORDER BY bucket) AS v,
+         array_agg((extract(epoch FROM bucket_end - bucket))::int ORDER BY bucket) AS r, array_agg((extract(epoch FROM updated) * 1000)::float8 ORDER BY bucket) AS u
+       FROM e GROUP BY id`,
+    );
+    const { rows } = await this.pool.query<{ id: number; t: number[]; v: number[]; r: number[]; u: number[] }>(text, values);
+    return toSeries(q.registers.map((r) => r.id), rows);
+  }
+
+  async hasReadings(registerId: number): Promise<boolean> {
+    const { rowCount } = await this.pool.query('SELECT 1 FROM readings WHERE register_id = $1 LIMIT 1', [registerId]);
+    return rowCount === 1;
+  }
+
+  async deleteRegister(registerId: number): Promise<void> {
+    await this.pool.query('DELETE FROM readings WHERE register_id = $1', [registerId]);
+  }
+
+  async close(): Promise<void> {}
+}
+
+function toSeries(order: readonly number[], rows: { id: number; t: number[]; v: number[]; r: number[]; u: number[] }[]): Series[] {
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return order.map((id) => {
+    const row = byId.get(id);
+    return {
+      registerId: id,
+      timestamps: Float64Array.from(row?.t ?? []),
+      values: Float64Array.from(row?.v ?? []),
+      resolutions: Int32Array.from(row?.r ?? []),
+      updatedAt: Float64Array.from(row?.u ?? []),
+    };
+  });
+}

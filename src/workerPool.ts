@@ -1,0 +1,47 @@
+// The Piscina pool for CPU-heavy work (DESIGN.md): reading batches, aggregation, virtual
+// registers. One pool, several task files. Run from TypeScript sources (tests, `npm run dev`)
+// the workers load tsx; run from dist/ they load the compiled .js files.
+import { availableParallelism } from 'node:os';
+import { Piscina } from 'piscina';
+
+export type WorkerTaskFile = 'readings/task' | 'virtual/task';
+
+const fromSource = import.meta.url.endsWith('.ts');
+const extension = fromSource ? '.ts' : '.js';
+
+export class WorkerPool {
+  private readonly piscina: Piscina;
+
+  constructor(threads: number) {
+    this.piscina = new Piscina({
+      minThreads: 1,
+      maxThreads: Math.max(1, threads),
+      idleTimeout: 60_000,
+      // A module URL for tsx: workers resolve it regardless of the current directory.
+      execArgv: fromSource ? ['--import', import.meta.resolve('tsx')] : [],
+    });
+  }
+
+  run<T>(file: WorkerTaskFile, task: unknown, transferList: ArrayBufferLike[] = []): Promise<T> {
+    const filename = new URL(`../workers/${file}${extension}`, import.meta.url).href;
+    return this.piscina.run(task, { filename, transferList: transferList as never }) as Promise<T>;
+  }
+
+  get threads(): number {
+    return this.piscina.threads.length;
+  }
+
+  close(): Promise<void> {
+    return this.piscina.destroy();
+  }
+}
+
+export function defaultWorkerThreads(): number {
+  return Math.max(1, availableParallelism() - 1);
+}
+
+/** An ArrayBuffer holding exactly these bytes, safe to transfer (pooled small Buffers are copied). */
+export function transferableCopy(bytes: Buffer): Uint8Array {
+  if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer) return new Uint8Array(bytes.buffer);
+  return new Uint8Array(bytes);
+}
