@@ -120,8 +120,9 @@ export class PostgresTimeSeriesStore implements TimeSeriesStore {
   /** The shared bucket query: per register sum or average, epoch-aligned buckets, or local days. */
   private bucketSql(q: BucketQuery, select: string): { text: string; values: unknown[] } {
     const day = q.resolutionSeconds === 86400;
-    const bucket = day ? 'date_trunc(\'day\', r.ts, q.tz)' : "date_bin(make_interval(secs => $4), r.ts, timestamptz '1970-01-01T00:00:00Z')";
-    const text = `WITH q AS (SELECT * FROM unnest($1::int[], $2::bool[], $3::text[]) AS q(id, summed, tz)),
+    const bucket = day ? 'date_trunc(\'day\', r.ts, q.tz)' : "date_bin(make_interval(secs => q.step), r.ts, timestamptz '1970-01-01T00:00:00Z')";
+    // $4 (the bucket length) is named in q so its type is known even when day buckets ignore it.
+    const text = `WITH q AS (SELECT q.*, $4::int AS step FROM unnest($1::int[], $2::bool[], $3::text[]) AS q(id, summed, tz)),
       b AS (
         SELECT r.register_id AS id, ${bucket} AS bucket, q.tz,
           CASE WHEN q.summed THEN sum(r.value) ELSE avg(r.value) END AS value, max(r.updated_at) AS updated
@@ -129,7 +130,7 @@ export class PostgresTimeSeriesStore implements TimeSeriesStore {
         WHERE r.ts >= $5 AND r.ts < $6
         GROUP BY 1, 2, q.tz, q.summed
       ),
-      e AS (SELECT b.*, ${day ? "(b.bucket AT TIME ZONE b.tz + interval '1 day') AT TIME ZONE b.tz" : 'b.bucket + make_interval(secs => $4)'} AS bucket_end FROM b)
+      e AS (SELECT b.*, ${day ? "(b.bucket AT TIME ZONE b.tz + interval '1 day') AT TIME ZONE b.tz" : 'b.bucket + make_interval(secs => $4::int)'} AS bucket_end FROM b)
       ${select}`;
     return { text, values: [q.registers.map((r) => r.id), q.registers.map((r) => r.aggregate === 'sum'), q.registers.map((r) => r.timeZone), q.resolutionSeconds, new Date(q.start), new Date(q.end)] };
   }

@@ -1,0 +1,123 @@
+// GET /api/readings and GET /api/readings/average/hourly, checked against values computed in
+// the test from the readings it posted.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createOrgClient, createOrganization } from '../support/fixtures.ts';
+import { batch, createMeter, createRegister, readingsUrl, series, type Value } from '../support/meterFixtures.ts';
+import { startTestApp, type TestApp } from '../support/testApp.ts';
+
+let t: TestApp;
+let token: string;
+let org: number;
+let energy: { id: number; externalId: string };
+let power: { id: number; externalId: string };
+let oslo: { id: number; externalId: string };
+let foreign: { id: number; externalId: string };
+const energyValues = series('2024-03-01T00:00:00Z', 96 * 3, 900, (i) => (i % 7) + 0.25);
+const powerValues = series('2024-03-01T00:00:00Z', 96 * 3, 900, (i) => 100 + (i % 5) * 10);
+// Across the Oslo DST change of 2024-03-31 (23-hour local day).
+const osloValues = series('2024-03-29T23:00:00Z', 24 * 4, 3600, () => 1);
+
+function expected(values: Value[], bucketMs: (ms: number) => number, aggregate: 'sum' | 'avg') {
+  const buckets = new Map<number, number[]>();
+  for (const v of values) {
+    const b = bucketMs(Date.parse(v.timestamp));
+    buckets.set(b, [...(buckets.get(b) ?? []), v.value]);
+  }
+  return [...buckets.entries()]
+    .sort((a, b) => a[0] - b[0])
+    .map(([b, vs]) => ({ timestamp: new Date(b).toISOString(), value: aggregate === 'sum' ? vs.reduce((x, y) => x + y, 0) : vs.reduce((x, y) => x + y, 0) / vs.length }));
+}
+
+beforeAll(async () => {
+  t = await startTestApp({ READINGS_MAX_POINTS: '5000', LOG_LEVEL: 'error' });
+  const client = await createOrgClient(t.api, t.adminToken, { permissions: ['Meter.Organization.ReadWrite'] });
+  token = client.token;
+  org = client.organizationId;
+  const meter = await createMeter(t.api, t.adminToken, [org]);
+  energy = await createRegister(t.api, t.adminToken, meter.id, { measurementType: 1 });
+  power = await createRegister(t.api, t.adminToken, meter.id, { measurementType: 3 });
+  oslo = await createRegister(t.api, t.adminToken, meter.id, { measurementType: 1, defaultResolution: 3600, timeZone: 'Europe/Oslo' });
+  const res = await t.api.post('/api/readings', batch(meter.externalId, { [energy.externalId]: energyValues, [power.externalId]: powerValues, [oslo.externalId]: osloValues }), token);
+  expect(res.status).toBe(204);
+  const other = await createMeter(t.api, t.adminToken, [await createOrganization(t.api, t.adminToken)]);
+  foreign = await createRegister(t.api, t.adminToken, other.id);
+});
+afterAll(() => t?.close());
+
+const get = (url: string, tok = token) => t.api.get(url, tok);
+const hour = (ms: number) => ms - (ms % 3_600_000);
+
+describe('GET /api/readings', () => {
+  it('returns readings as stored, per register, in the order asked', async () => {
+    const res = await get(readingsUrl(org, [power.id, energy.id], '2024-03-01T00:00:00Z', '2024-03-01T01:00:00Z'));
+    expect(res.status).toBe(200);
+    expect(res.body.map((r: { registerId: number }) => r.registerId)).toEqual([power.id, energy.id]);
+    expect(res.body[1].readings.map((r: { value: number }) => r.value)).toEqual(energyValues.slice(0, 4).map((v) => v.value));
+  });
+
+  it('accepts registerId as a comma list', async () => {
+    const res = await get(`/api/readings?organizationId=${org}&registerId=${energy.id},${power.id}&start=2024-03-01T00:00:00Z&end=2024-03-01T00:30:00Z`);
+    expect(res.body).toHaveLength(2);
+  });
+
+  it('sums energy and averages power into hourly buckets aligned to the epoch', async () => {
+    const res = await get(readingsUrl(org, [energy.id, power.id], '2024-03-01T00:00:00Z', '2024-03-04T00:00:00Z', 3600));
+    const [e, p] = res.body;
+    expect(e.readings.map((r: { timestamp: string; value: number }) => ({ timestamp: r.timestamp, value: r.value }))).toEqual(expected(energyValues, hour, 'sum'));
+    expect(p.readings.map((r: { timestamp: string; value: number }) => ({ timestamp: r.timestamp, value: r.value }))).toEqual(expected(powerValues, hour, 'avg'));
+    expect(e.readings[0]).toMatchObject({ periodTo: '2024-03-01T01:00:00.000Z', resolution: 3600 });
+  });
+
+  it('makes day buckets from local midnight in the register’s time zone (23-hour DST day)', async () => {
+    const res = await get(readingsUrl(org, [oslo.id], '2024-03-29T00:00:00Z', '2024-04-03T00:00:00Z', 86400));
+    const readings = res.body[0].readings;
+    // 96 hourly values from local midnight of March 30th: 24 + 23 (DST) + 24 + 24, and one more.
+    expect(readings.map((r: { timestamp: string }) => r.timestamp)).toEqual([
+      '2024-03-29T23:00:00.000Z',
+      '2024-03-30T23:00:00.000Z',
+      '2024-03-31T22:00:00.000Z',
+      '2024-04-01T22:00:00.000Z',
+      '2024-04-02T22:00:00.000Z',
+    ]);
+    expect(readings.map((r: { value: number }) => r.value)).toEqual([24, 23, 24, 24, 1]);
+    expect(readings[1].periodTo).toBe('2024-03-31T22:00:00.000Z');
+  });
+
+  it('refuses missing parameters, start ≥ end, unknown registers, too many points', async () => {
+    expect((await get(`/api/readings?organizationId=${org}&start=2024-03-01T00:00:00Z&end=2024-03-02T00:00:00Z`)).body.errors).toContainEqual({ path: 'query.registerId', message: 'is required' });
+    const backwards = await get(readingsUrl(org, [energy.id], '2024-03-02T00:00:00Z', '2024-03-01T00:00:00Z'));
+    expect(backwards.status).toBe(400);
+    expect((await get(readingsUrl(org, [energy.id], '2024-03-01T00:00:00+01:00', '2024-03-02T00:00:00Z'))).status).toBe(400);
+    const unknown = await get(readingsUrl(org, [energy.id, 999999], '2024-03-01T00:00:00Z', '2024-03-02T00:00:00Z'));
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.errors[0].path).toBe('query.registerId[1]');
+    const tooMany = await get(readingsUrl(org, [energy.id], '2024-01-01T00:00:00Z', '2025-01-01T00:00:00Z', 60));
+    expect(tooMany.status).toBe(400);
+    expect(tooMany.body.detail).toContain('5000');
+    expect((await get(readingsUrl(org, [energy.id], '2024-01-01T00:00:00Z', '2025-01-01T00:00:00Z', 0))).status).toBe(200);
+  });
+
+  it('refuses registers of meters not shared with the organization, and other organizations', async () => {
+    expect((await get(readingsUrl(org, [foreign.id], '2024-03-01T00:00:00Z', '2024-03-02T00:00:00Z'))).status).toBe(403);
+    expect((await get(readingsUrl(org + 1000, [energy.id], '2024-03-01T00:00:00Z', '2024-03-02T00:00:00Z'))).status).toBe(403);
+    const admin = await get(readingsUrl(org, [foreign.id], '2024-03-01T00:00:00Z', '2024-03-02T00:00:00Z'), t.adminToken);
+    expect(admin.status).toBe(200);
+  });
+});
+
+describe('GET /api/readings/average/hourly', () => {
+  it('averages every UTC hour whatever the register kind', async () => {
+    const res = await get(readingsUrl(org, [energy.id], '2024-03-01T00:00:00Z', '2024-03-02T00:00:00Z').replace('/api/readings?', '/api/readings/average/hourly?'));
+    expect(res.status).toBe(200);
+    const want = expected(energyValues.filter((v) => v.timestamp < '2024-03-02'), hour, 'avg');
+    expect(res.body[0].readings.map((r: { timestamp: string; value: number }) => ({ timestamp: r.timestamp, value: r.value }))).toEqual(want);
+    expect(res.body[0].readings[0].resolution).toBe(3600);
+  });
+
+  it('needs organizationId, registerId, start and end', async () => {
+    const res = await get(`/api/readings/average/hourly?registerId=${energy.id}`);
+    expect(res.status).toBe(400);
+    const paths = res.body.errors.map((e: { path: string }) => e.path);
+    expect(paths).toEqual(expect.arrayContaining(['query.organizationId', 'query.start', 'query.end']));
+  });
+});
