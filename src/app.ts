@@ -30,6 +30,7 @@ import { PgRateLimitStore } from './store/pgRateLimitStore.ts';
 import { createTimeSeriesStore } from './store/timeseries/index.ts';
 import type { TimeSeriesStore } from './store/timeseries/types.ts';
 import { resourceRoutes } from './grid/resourceRoutes.ts';
+import { zoneRoutes } from './grid/zoneRoutes.ts';
 import { meterRoutes } from './meter/meterRoutes.ts';
 import { readingsRoutes } from './meter/readingsRoutes.ts';
 import { VirtualRegisters } from './meter/virtualRegisters.ts';
@@ -128,6 +129,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       ...identityAdminRoutes(pool),
       ...meterRoutes(pool, timeSeries),
       ...resourceRoutes(pool, timeSeries),
+      ...zoneRoutes(pool),
       ...readingsRoutes({
         db: pool,
         store: timeSeries,

@@ -88,6 +88,41 @@ export enum ProductType {
   AvailabilityDown = 4,
 }
 
+/** A market zone's time grid: order and offer periods start and end on multiples of it. */
+export enum TimeResolution {
+  QuarterHour = 1,
+  HalfHour = 2,
+  Hour = 3,
+  Day = 4,
+}
+
+export const TIME_RESOLUTION_SECONDS: Readonly<Record<TimeResolution, number>> = {
+  [TimeResolution.QuarterHour]: 900,
+  [TimeResolution.HalfHour]: 1800,
+  [TimeResolution.Hour]: 3600,
+  [TimeResolution.Day]: 86400,
+};
+
+/** Where an availability order or offer is in clearing (state diagram: docs/products.md). */
+export enum ClearingStatus {
+  Open = 1,
+  Cleared = 2,
+  PartiallyCleared = 3,
+  NotCleared = 4,
+  Accepted = 5,
+  Rejected = 6,
+  Cancelled = 7,
+}
+
+/** Where a transaction is in delivery validation (state diagram: docs/products.md). */
+export enum DeliveryValidationStatus {
+  Pending = 1,
+  Validated = 2,
+  MissingActualData = 3,
+  MissingReferenceData = 4,
+  NotMeasurable = 5,
+}
+
 /** Measurement types whose readings are quantities per interval: buckets sum them. All others
  * (power, voltage, temperature, flow, price, …) are rates or states: buckets average them. */
 export const SUMMED_MEASUREMENTS: ReadonlySet<MeasurementType> = new Set([MeasurementType.ActiveEnergy, MeasurementType.ReactiveEnergy, MeasurementType.Volume]);
@@ -199,6 +234,43 @@ export const PRODUCT_TYPES: CodeTable = {
   },
 };
 
+export const TIME_RESOLUTIONS: CodeTable = {
+  name: 'TimeResolution',
+  description: 'Market zone `timeResolution`: order and offer periods start and end on this grid (UTC).',
+  values: {
+    [TimeResolution.QuarterHour]: '15 minutes',
+    [TimeResolution.HalfHour]: '30 minutes',
+    [TimeResolution.Hour]: '1 hour',
+    [TimeResolution.Day]: '1 day (UTC midnight)',
+  },
+};
+
+export const CLEARING_STATUSES: CodeTable = {
+  name: 'ClearingStatus',
+  description: '`clearingStatus` of availability orders (1–4, 7) and availability offers (1, 5–7).',
+  values: {
+    [ClearingStatus.Open]: 'Open: taking offers (until expiresAt)',
+    [ClearingStatus.Cleared]: 'Cleared: the ordered quantity was covered',
+    [ClearingStatus.PartiallyCleared]: 'Partially cleared: offers covered only part of the quantity',
+    [ClearingStatus.NotCleared]: 'Not cleared: no usable offer',
+    [ClearingStatus.Accepted]: 'Offer accepted: it became an availability transaction',
+    [ClearingStatus.Rejected]: 'Offer rejected at clearing',
+    [ClearingStatus.Cancelled]: 'Cancelled by its owner before clearing',
+  },
+};
+
+export const DELIVERY_VALIDATION_STATUSES: CodeTable = {
+  name: 'DeliveryValidationStatus',
+  description: '`deliveryValidationStatus` of transactions.',
+  values: {
+    [DeliveryValidationStatus.Pending]: 'Pending: the delivery period (plus the validation delay) has not passed yet',
+    [DeliveryValidationStatus.Validated]: 'Validated from meter data; figures filled in',
+    [DeliveryValidationStatus.MissingActualData]: 'The actual register lacks readings for the period (validation is retried)',
+    [DeliveryValidationStatus.MissingReferenceData]: 'The reference lacks readings for the period (validation is retried)',
+    [DeliveryValidationStatus.NotMeasurable]: 'The resource has no actual register or no reference configured',
+  },
+};
+
 /** The numbers and definitions belong to the virtual-register library (workers/virtual). */
 export const BASELINE_ALGORITHMS: CodeTable = {
   name: 'BaselineAlgorithmType',
@@ -232,4 +304,7 @@ export const CODE_TABLES: CodeTable[] = [
   RESOURCE_TYPES,
   REGULATION_TYPES,
   PRODUCT_TYPES,
+  TIME_RESOLUTIONS,
+  CLEARING_STATUSES,
+  DELIVERY_VALIDATION_STATUSES,
 ];
