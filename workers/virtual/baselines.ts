@@ -82,7 +82,7 @@ function settingsOf(s: BaselineAlgorithmSpec, input: BaselineInput): Settings {
   const excludedDays = input.excludedDays ?? [];
   if (!Array.isArray(excludedDays)) fail('invalid_input', 'excludedDays must be an array of day keys');
   const excluded = new Set(excludedDays.map(dayIndexOfKey));
-  const searchDays = o.maxLookbackDays ?? baselineSearchDays(s.y, excludedDays.length);
+  const searchDays = o.maxLookbackDays ?? baselineSearchDays(s.y, excluded.size);
   if (!(Number.isInteger(searchDays) && searchDays >= 1)) fail('invalid_input', `maxLookbackDays must be a positive integer, got ${searchDays}`);
   return { cap, windowHours, gapHours, searchDays, excluded };
 }

@@ -158,7 +158,24 @@ function dayStart(wall: number, timeZone: string): number {
   return offsetChange(wall - offsetAt(wall + DAY_MS, timeZone), resolved.instant, timeZone);
 }
 
-function resolveDay(index: number, timeZone: string): LocalDay {
+function resolveDay(index: number, timeZone: string, offsets: Map<number, number>): LocalDay {
+  const key = dayIndexToKey(index);
+  // Fast path, nearly every day: the offset is the same at the midnights (read as UTC) from
+  // the day before to the day after next, so no clock change can touch this day. Those
+  // offsets are shared with the neighbouring days, so a run of days costs one Intl call each.
+  const o = (k: number): number => {
+    let offset = offsets.get(k);
+    if (offset === undefined) {
+      offset = offsetAt(k * DAY_MS, timeZone);
+      offsets.set(k, offset);
+    }
+    return offset;
+  };
+  const offset = o(index);
+  if (o(index - 1) === offset && o(index + 1) === offset && o(index + 2) === offset) {
+    const start = index * DAY_MS - offset;
+    return { key, index, start, end: start + DAY_MS, regular: true, spans: [{ start, end: start + DAY_MS, offset }], previousOffset: offset };
+  }
   const wall = index * DAY_MS;
   const start = dayStart(wall, timeZone);
   const end = dayStart(wall + DAY_MS, timeZone);
@@ -176,26 +193,28 @@ function resolveDay(index: number, timeZone: string): LocalDay {
           ];
         })();
   const previousOffset = offsetAt(start - 1000, timeZone);
-  return { key: dayIndexToKey(index), index, start, end, regular: end - start === DAY_MS && spans.length === 1, spans, previousOffset };
+  return { key, index, start, end, regular: end - start === DAY_MS && spans.length === 1, spans, previousOffset };
 }
 
-// Resolved days per zone. Bounded: cleared when it grows past what a few years of queries use.
-const dayCache = new Map<string, Map<number, LocalDay>>();
-const DAY_CACHE_LIMIT = 20_000;
+// Resolved days and midnight offsets per zone. Bounded: cleared when they grow past what a few
+// years of queries use.
+const zoneCaches = new Map<string, { days: Map<number, LocalDay>; offsets: Map<number, number> }>();
+const CACHE_LIMIT = 20_000;
 
 /** The local day number `index` (days since 1970-01-01) in `timeZone`. */
 export function localDayAt(index: number, timeZone: string): LocalDay {
-  let days = dayCache.get(timeZone);
-  if (days === undefined) {
+  let cache = zoneCaches.get(timeZone);
+  if (cache === undefined) {
     assertTimeZone(timeZone);
-    days = new Map();
-    dayCache.set(timeZone, days);
+    cache = { days: new Map(), offsets: new Map() };
+    zoneCaches.set(timeZone, cache);
   }
-  let day = days.get(index);
+  let day = cache.days.get(index);
   if (day === undefined) {
-    if (days.size >= DAY_CACHE_LIMIT) days.clear();
-    day = resolveDay(index, timeZone);
-    days.set(index, day);
+    if (cache.days.size >= CACHE_LIMIT) cache.days.clear();
+    if (cache.offsets.size >= CACHE_LIMIT) cache.offsets.clear();
+    day = resolveDay(index, timeZone, cache.offsets);
+    cache.days.set(index, day);
   }
   return day;
 }

@@ -223,3 +223,32 @@ describe('calendar day numbers', () => {
     expect(dayIndexOfKey('2000-02-29')).toBe(11016);
   });
 });
+
+describe('local days agree with Intl everywhere', () => {
+  // Intl is the oracle: every day of 2024 in zones with whole-hour, half-hour, 45-minute,
+  // southern-hemisphere and midnight clock changes, and none.
+  it.each(['Europe/Oslo', 'America/New_York', 'America/Santiago', 'Australia/Lord_Howe', 'Australia/Sydney', 'Pacific/Chatham', 'Asia/Kolkata', 'UTC'])('%s', (zone) => {
+    const wallParts = (ms: number) => localDateParts(ms, zone);
+    for (let index = dayIndexOfKey('2024-01-01'); index <= dayIndexOfKey('2024-12-31'); index++) {
+      const key = dayIndexToKey(index);
+      const day = localDay(key, zone);
+      const problems: string[] = [];
+      if (wallParts(day.start).dayKey !== key || wallParts(day.start - 1000).dayKey === key) problems.push('start');
+      if (wallParts(day.end).dayKey === key || wallParts(day.end - 1000).dayKey !== key) problems.push('end');
+      for (let t = day.start; t < day.end; t += 15 * 60_000) {
+        const p = wallParts(t);
+        const seconds = p.hour * 3600 + p.minute * 60 + p.second;
+        if (wallSecondsOf(t, day) !== seconds) problems.push(`clock at ${iso(t)}`);
+        const back = instantOnDay(day, seconds, 'missing');
+        // A clock time seen twice maps back to its first occurrence.
+        if (back !== t && !(back < t && wallParts(back).hour === p.hour && wallParts(back).minute === p.minute)) problems.push(`instant at ${iso(t)}`);
+      }
+      if (problems.length > 0) throw new Error(`${zone} ${key}: ${problems.slice(0, 3).join(', ')}`);
+    }
+  });
+
+  it('gives Samoa no 2011-12-30 (it skipped that day)', () => {
+    const day = localDay('2011-12-30', 'Pacific/Apia');
+    expect([iso(day.start), iso(day.end)]).toEqual(['2011-12-30T10:00:00Z', '2011-12-30T10:00:00Z']);
+  });
+});
