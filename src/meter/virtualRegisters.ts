@@ -25,6 +25,10 @@ const MAX_DEPTH = 8;
 /** Most buckets a virtual register is computed over in one request. */
 const MAX_NATIVE_BUCKETS = 2_000_000;
 const DAY_MS = 86_400_000;
+/** How far back event days are counted when sizing a baseline's lookback. */
+const MAX_EXCLUSION_WINDOW_DAYS = 200;
+
+const dayKey = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 interface Computed {
   timestamps: Float64Array;
@@ -131,9 +135,12 @@ export class VirtualRegisters implements VirtualEngine {
       }
       case CalculationType.Baseline: {
         const [source] = await this.sources(register);
-        const lookbackDays = baselineLookbackDays(def.baselineAlgorithmType!, 0) + 1;
+        // Event days widen the search for similar days: count those in a generous window first.
+        const last = computeTargets[n - 1]!;
+        const window = await eventDaysBetween(this.db, source!.id, dayKey(computeTargets[0]! - MAX_EXCLUSION_WINDOW_DAYS * DAY_MS), dayKey(last + DAY_MS));
+        const lookbackDays = baselineLookbackDays(def.baselineAlgorithmType!, window.length) + 1;
         const historyStart = computeTargets[0]! - lookbackDays * DAY_MS;
-        const excluded = await eventDaysBetween(this.db, source!.id, new Date(historyStart - DAY_MS).toISOString().slice(0, 10), new Date(computeTargets[n - 1]! + DAY_MS).toISOString().slice(0, 10));
+        const excluded = window.filter((d) => d >= dayKey(historyStart - DAY_MS));
         const historyTargets = bucketStarts(historyStart, bucketEnd(computeTargets[n - 1]!, resolution, timeZone), resolution, timeZone);
         const history = await this.seriesOf(source!, historyTargets, resolution, depth);
         values = await this.run({

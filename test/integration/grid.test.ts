@@ -8,6 +8,8 @@ let t: TestApp;
 let provider: Awaited<ReturnType<typeof createOrgClient>>;
 let actual: { id: number };
 let reference: { id: number };
+let zone: number;
+let otherZone: number;
 
 const resourceBody = (organizationId: number, extra: Record<string, unknown> = {}) => ({
   organizationId,
@@ -19,7 +21,7 @@ const resourceBody = (organizationId: number, extra: Record<string, unknown> = {
   referenceRegisterId: reference.id,
   allowedProducts: [1, 2],
   pods: [{ podId: 'POD-1', name: 'Main connection', description: null }],
-  marketZoneId: 7,
+  marketZoneId: zone,
   ...extra,
 });
 
@@ -29,6 +31,8 @@ beforeAll(async () => {
   const meter = await createMeter(t.api, t.adminToken, [provider.organizationId]);
   actual = await createRegister(t.api, t.adminToken, meter.id);
   reference = await createRegister(t.api, t.adminToken, meter.id);
+  zone = (await t.api.post('/api/admin/zones', { name: 'Zone A', timeResolution: 1, orderQuantityResolution: 0.1, organizationIds: [provider.organizationId] }, t.adminToken)).body.id;
+  otherZone = (await t.api.post('/api/admin/zones', { name: 'Zone B', timeResolution: 1, orderQuantityResolution: 0.1 }, t.adminToken)).body.id;
 });
 afterAll(() => t?.close());
 
@@ -48,13 +52,13 @@ describe('grid resources', () => {
       connectedAt: '2023-06-01T00:00:00.000Z',
       endurance: 3600,
       createdBy: 'user:1',
-      marketZoneId: 7,
+      marketZoneId: zone,
     });
     const list = await t.api.get(`/api/grid/resource?organizationId=${provider.organizationId}`, provider.token);
     expect(list.status).toBe(200);
     expect(list.body.map((r: { id: number }) => r.id)).toEqual([created.body.id]);
-    expect((await t.api.get(`/api/grid/resource?organizationId=${provider.organizationId}&marketZoneId=8`, provider.token)).body).toEqual([]);
-    expect((await t.api.get(`/api/grid/resource?organizationId=${provider.organizationId}&marketZoneId=7`, provider.token)).body).toHaveLength(1);
+    expect((await t.api.get(`/api/grid/resource?organizationId=${provider.organizationId}&marketZoneId=${otherZone}`, provider.token)).body).toEqual([]);
+    expect((await t.api.get(`/api/grid/resource?organizationId=${provider.organizationId}&marketZoneId=${zone}`, provider.token)).body).toHaveLength(1);
   });
 
   it('refuse unknown codes, registers and duplicate pods', async () => {
