@@ -31,6 +31,9 @@ import { createTimeSeriesStore } from './store/timeseries/index.ts';
 import type { TimeSeriesStore } from './store/timeseries/types.ts';
 import { resourceRoutes } from './grid/resourceRoutes.ts';
 import { zoneRoutes } from './grid/zoneRoutes.ts';
+import { productAdminRoutes } from './products/adminRoutes.ts';
+import { PeriodicJob, clearDueOrders } from './products/clearing.ts';
+import { productRoutes } from './products/productRoutes.ts';
 import { meterRoutes } from './meter/meterRoutes.ts';
 import { readingsRoutes } from './meter/readingsRoutes.ts';
 import { VirtualRegisters } from './meter/virtualRegisters.ts';
@@ -42,6 +45,7 @@ export const MIGRATIONS: MigrationSource[] = [
   { domain: 'auth', dir: 'src/auth/migrations' },
   { domain: 'meter', dir: 'src/meter/migrations' },
   { domain: 'grid', dir: 'src/grid/migrations' },
+  { domain: 'products', dir: 'src/products/migrations' },
 ];
 
 export interface AppOptions {
@@ -130,6 +134,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       ...meterRoutes(pool, timeSeries),
       ...resourceRoutes(pool, timeSeries),
       ...zoneRoutes(pool),
+      ...productRoutes(pool),
+      ...productAdminRoutes(pool),
       ...readingsRoutes({
         db: pool,
         store: timeSeries,
@@ -163,6 +169,9 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     const router = new Router(routes, { authenticate: authenticator.authenticate, rateLimits, log, translateError });
     const server = new HttpServer(router, { host: config.host, port: config.port, bodyLimit: config.bodyLimitBytes, trustProxy: config.trustProxy, log, metrics });
     const port = await server.listen();
+    const clearing = new PeriodicJob('clearing', () => clearDueOrders(pool), config.clearingIntervalMs, log);
+    clearing.start();
+    cleanups.unshift(() => clearing.stop());
     const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
 
     let closing: Promise<void> | undefined;

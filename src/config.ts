@@ -31,6 +31,7 @@ export interface Config {
   questdbHttpUrl: string | undefined;
   questdbPgUrl: string | undefined;
   readingsMaxPoints: number;
+  clearingIntervalMs: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   shutdownTimeoutMs: number;
 }
@@ -67,6 +68,7 @@ export const CONFIG_DOCS: ConfigDoc[] = [
   { name: 'QUESTDB_HTTP_URL', default: '(unset)', description: 'QuestDB HTTP endpoint for ILP writes, e.g. http://localhost:9000.' },
   { name: 'QUESTDB_PG_URL', default: '(unset)', description: 'QuestDB PostgreSQL-wire endpoint for queries, e.g. postgres://admin:quest@localhost:8812/qdb.' },
   { name: 'READINGS_MAX_POINTS', default: '500000', description: 'Most readings one GET /api/readings response may hold (registers × points); more is a 400 asking for a shorter period or a larger resolution.' },
+  { name: 'CLEARING_INTERVAL_MS', default: '5000', description: 'How often availability orders past their expiresAt are looked for and cleared (on every instance; each order clears once).' },
   { name: 'LOG_LEVEL', default: 'info', description: 'fatal, error, warn, info, debug, trace or silent. Requests are logged at debug.' },
   { name: 'SHUTDOWN_TIMEOUT_MS', default: '30000', description: 'How long SIGTERM/SIGINT waits for in-flight requests before closing.' },
 ];
@@ -159,6 +161,7 @@ export function loadConfig(env: Env = process.env): Config {
     questdbHttpUrl: r.raw('QUESTDB_HTTP_URL'),
     questdbPgUrl: r.raw('QUESTDB_PG_URL'),
     readingsMaxPoints: r.int('READINGS_MAX_POINTS', 500_000, 1, 50_000_000),
+    clearingIntervalMs: r.int('CLEARING_INTERVAL_MS', 5000, 100, 3_600_000),
     logLevel: r.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     shutdownTimeoutMs: r.int('SHUTDOWN_TIMEOUT_MS', 30_000, 0, 600_000),
   };

@@ -1,0 +1,97 @@
+// The products side of the admin API: orders on behalf of an organization, acceptances,
+// clearing on demand.
+import { notFound } from '../http/errors.ts';
+import { arrayOf, idParams, int32Id, querySchema, utcDateTime } from '../http/schemas.ts';
+import type { ApiRequest, AuthRequirement, RouteDef } from '../http/types.ts';
+import { parseUtcTimestamp } from '../http/validation.ts';
+import type { Pool } from '../store/database.ts';
+import { clearNow } from './clearing.ts';
+import * as orders from './orders.ts';
+import { acceptanceInput, availabilityOrderInput, availabilityOrderSchema, flexibilityOrderInput, flexibilityOrderSchema, flexibilityTransactionSchema } from './schemas.ts';
+import * as transactions from './transactions.ts';
+
+const ADMIN: AuthRequirement = { globalAdmin: true };
+const TAGS = ['Admin: products'];
+const listQuery = querySchema({ marketZoneId: int32Id, start: utcDateTime, end: utcDateTime }, ['start', 'end']);
+type ListQuery = { marketZoneId?: number; start: string; end: string };
+
+export function productAdminRoutes(pool: Pool): RouteDef[] {
+  return [
+    {
+      method: 'POST',
+      path: '/api/admin/orders/flexibility',
+      summary: 'Create a flexibility order on behalf of an organization',
+      tags: TAGS,
+      auth: ADMIN,
+      body: flexibilityOrderInput,
+      responses: { 201: { description: 'The order', schema: flexibilityOrderSchema } },
+      handler: async (req: ApiRequest<unknown, unknown, orders.FlexibilityOrderInput>) => ({ status: 201, body: await orders.createFlexibilityOrder(pool, req.body, req.principal!.subject) }),
+    },
+    {
+      method: 'GET',
+      path: '/api/admin/orders/flexibility',
+      summary: 'Every flexibility order overlapping a period',
+      tags: TAGS,
+      auth: ADMIN,
+      query: listQuery,
+      responses: { 200: { description: 'The orders', schema: arrayOf(flexibilityOrderSchema) } },
+      handler: async (req: ApiRequest<unknown, ListQuery>) => ({
+        status: 200,
+        body: await orders.listFlexibilityOrders(pool, { organizationId: null, marketZoneId: req.query.marketZoneId, start: parseUtcTimestamp(req.query.start)!, end: parseUtcTimestamp(req.query.end)! }),
+      }),
+    },
+    {
+      method: 'POST',
+      path: '/api/admin/orders/flexibility/:orderId/acceptance',
+      summary: 'Accept a flexibility order on behalf of a provider',
+      tags: TAGS,
+      auth: ADMIN,
+      params: idParams('orderId'),
+      body: acceptanceInput,
+      responses: { 201: { description: 'The flexibility transaction', schema: flexibilityTransactionSchema } },
+      async handler(req: ApiRequest<{ orderId: number }, unknown, orders.Acceptance>) {
+        const id = await orders.acceptFlexibilityOrder(pool, req.params.orderId, req.body, req.principal!.subject);
+        return { status: 201, body: await transactions.flexibilityTransaction(pool, id, req.body.organizationId) };
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/admin/orders/availability',
+      summary: 'Create an availability order on behalf of an organization',
+      tags: TAGS,
+      auth: ADMIN,
+      body: availabilityOrderInput,
+      responses: { 201: { description: 'The order', schema: availabilityOrderSchema } },
+      handler: async (req: ApiRequest<unknown, unknown, orders.AvailabilityOrderInput>) => ({ status: 201, body: await orders.createAvailabilityOrder(pool, req.body, req.principal!.subject) }),
+    },
+    {
+      method: 'GET',
+      path: '/api/admin/orders/availability',
+      summary: 'Every availability order overlapping a period',
+      tags: TAGS,
+      auth: ADMIN,
+      query: listQuery,
+      responses: { 200: { description: 'The orders', schema: arrayOf(availabilityOrderSchema) } },
+      handler: async (req: ApiRequest<unknown, ListQuery>) => ({
+        status: 200,
+        body: await orders.listAvailabilityOrders(pool, { marketZoneId: req.query.marketZoneId, start: parseUtcTimestamp(req.query.start)!, end: parseUtcTimestamp(req.query.end)! }),
+      }),
+    },
+    {
+      method: 'POST',
+      path: '/api/admin/orders/availability/:orderId/clear',
+      summary: 'Clear an open availability order now, before its expiresAt',
+      description: 'Same merit order as the scheduled clearing (docs/products.md). 409 when the order is not open.',
+      tags: TAGS,
+      auth: ADMIN,
+      params: idParams('orderId'),
+      responses: { 200: { description: 'The order after clearing', schema: availabilityOrderSchema } },
+      async handler(req: ApiRequest<{ orderId: number }>) {
+        await clearNow(pool, req.params.orderId);
+        const { rows } = await pool.query(`SELECT ${orders.AVAILABILITY_ORDER_COLUMNS} FROM availability_orders o WHERE o.id = $1`, [req.params.orderId]);
+        if (!rows[0]) throw notFound(`Availability order ${req.params.orderId}`);
+        return { status: 200, body: rows[0] };
+      },
+    },
+  ];
+}
