@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { CONFIG_DOCS, ConfigError, loadConfig } from '../../src/config.ts';
 import { ERROR_CATALOGUE } from '../../src/http/errors.ts';
+import { CODE_TABLES, codeTableMarkdown } from '../../src/codes.ts';
 
 const readme = fs.readFileSync('README.md', 'utf8');
 const errorsDoc = fs.readFileSync('docs/errors.md', 'utf8');
@@ -19,6 +20,10 @@ describe('documentation', () => {
     for (const doc of CONFIG_DOCS) {
       expect(readme, doc.name).toContain(`| \`${doc.name}\` | ${doc.default} | ${doc.description} |`);
     }
+  });
+
+  it('shows every numeric code table in the README', () => {
+    for (const table of CODE_TABLES) expect(readme, table.name).toContain(codeTableMarkdown(table));
   });
 
   it('starts the README with the two set-up commands', () => {
