@@ -26,11 +26,15 @@ import { classifyPgError, createPool, type Pool } from './store/database.ts';
 import { startEmbeddedPostgres, type RunningPostgres } from './store/embeddedPostgres.ts';
 import { migrate, type MigrationSource } from './store/migrate.ts';
 import { PgRateLimitStore } from './store/pgRateLimitStore.ts';
+import { NotificationDispatcher } from './vtn/dispatcher.ts';
+import { notificationAdminRoutes } from './vtn/notificationAdminRoutes.ts';
+import { vtnRoutes } from './vtn/routes.ts';
 
 /** Migration folders in dependency order (DESIGN.md: products → grid → meter; auth first). */
 export const MIGRATIONS: MigrationSource[] = [
   { domain: 'platform', dir: 'src/store/migrations' },
   { domain: 'auth', dir: 'src/auth/migrations' },
+  { domain: 'vtn', dir: 'src/vtn/migrations' },
 ];
 
 export interface AppOptions {
@@ -92,6 +96,17 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     metrics.gauge('db_pool_idle', 'Idle database connections', () => pool.idleCount);
     metrics.gauge('db_pool_waiting', 'Queries waiting for a database connection', () => pool.waitingCount);
 
+    // Webhook notifications of the VTN: started once the server listens, stopped before the pool closes.
+    const dispatcher = new NotificationDispatcher(pool, log, {
+      concurrency: config.vtnWebhookConcurrency,
+      timeoutMs: config.vtnWebhookTimeoutMs,
+      maxAttempts: config.vtnWebhookMaxAttempts,
+      backoff: { baseMs: config.vtnWebhookBackoffBaseMs, capMs: config.vtnWebhookBackoffCapMs },
+      pollMs: config.vtnDispatchPollMs,
+      allowInternal: config.vtnWebhookAllowPrivate,
+    });
+    cleanups.unshift(() => dispatcher.stop());
+
     let openApiJson: string | undefined;
     const routes: RouteDef[] = [];
     routes.push(
@@ -105,6 +120,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       ...organizationClientRoutes(pool),
       ...vtnCredentialRoutes(pool),
       ...identityAdminRoutes(pool),
+      ...vtnRoutes({ pool, notificationsWritten: dispatcher.kick, allowPrivateCallbacks: config.vtnWebhookAllowPrivate }),
+      ...notificationAdminRoutes(pool, dispatcher.kick),
     );
     const openApi = () =>
       buildOpenApi(routes, {
@@ -126,6 +143,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     const router = new Router(routes, { authenticate: authenticator.authenticate, rateLimits, log, translateError });
     const server = new HttpServer(router, { host: config.host, port: config.port, bodyLimit: config.bodyLimitBytes, trustProxy: config.trustProxy, log, metrics });
     const port = await server.listen();
+    if (config.vtnDispatcherEnabled) dispatcher.start();
     const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
 
     let closing: Promise<void> | undefined;

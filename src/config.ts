@@ -27,6 +27,16 @@ export interface Config {
   rateLimitApiPerMinute: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   shutdownTimeoutMs: number;
+  /** Run the VTN notification dispatcher in this instance. */
+  vtnDispatcherEnabled: boolean;
+  vtnDispatchPollMs: number;
+  vtnWebhookConcurrency: number;
+  vtnWebhookTimeoutMs: number;
+  vtnWebhookMaxAttempts: number;
+  vtnWebhookBackoffBaseMs: number;
+  vtnWebhookBackoffCapMs: number;
+  /** Accept subscription callbacks on loopback/private/link-local addresses. */
+  vtnWebhookAllowPrivate: boolean;
 }
 
 export interface ConfigDoc {
@@ -58,6 +68,14 @@ export const CONFIG_DOCS: ConfigDoc[] = [
   { name: 'RATE_LIMIT_API_PER_MINUTE', default: '0', description: 'Requests per OAuth client per minute on every other authenticated endpoint; 0 = no limit (the interface’s default). When set, those responses carry the X-Rate-Limit-* headers too.' },
   { name: 'LOG_LEVEL', default: 'info', description: 'fatal, error, warn, info, debug, trace or silent. Requests are logged at debug.' },
   { name: 'SHUTDOWN_TIMEOUT_MS', default: '30000', description: 'How long SIGTERM/SIGINT waits for in-flight requests before closing.' },
+  { name: 'VTN_DISPATCHER', default: 'true', description: 'Deliver VTN webhook notifications from this instance. Any number of instances may; each notification is claimed by one.' },
+  { name: 'VTN_DISPATCH_POLL_MS', default: '1000', description: 'How often the dispatcher looks for notifications written by other instances and for retries that fell due (its own writes wake it at once).' },
+  { name: 'VTN_WEBHOOK_CONCURRENCY', default: '64', description: 'Notifications delivered at the same time by this instance (at most one per subscription).' },
+  { name: 'VTN_WEBHOOK_TIMEOUT_MS', default: '10000', description: 'Time allowed for one webhook POST, connection to last byte of the answer.' },
+  { name: 'VTN_WEBHOOK_MAX_ATTEMPTS', default: '15', description: 'Delivery attempts before a notification is dead-lettered (visible in /api/admin/notifications).' },
+  { name: 'VTN_WEBHOOK_BACKOFF_BASE_MS', default: '1000', description: 'Retry backoff: the wait before attempt n+1 is random in [0, min(cap, base × 2^(n−1))) (full jitter).' },
+  { name: 'VTN_WEBHOOK_BACKOFF_CAP_MS', default: '600000', description: 'Retry backoff cap (10 minutes). A longer Retry-After from the receiver is honoured up to this cap.' },
+  { name: 'VTN_WEBHOOK_ALLOW_PRIVATE', default: 'false', description: 'Accept and call subscription callbackUrls on loopback, private and link-local addresses (tests, closed networks). Off: such URLs are refused (400) and never called.' },
 ];
 
 export class ConfigError extends Error {
@@ -145,7 +163,16 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitApiPerMinute: r.int('RATE_LIMIT_API_PER_MINUTE', 0, 0),
     logLevel: r.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     shutdownTimeoutMs: r.int('SHUTDOWN_TIMEOUT_MS', 30_000, 0, 600_000),
+    vtnDispatcherEnabled: r.bool('VTN_DISPATCHER', true),
+    vtnDispatchPollMs: r.int('VTN_DISPATCH_POLL_MS', 1000, 10, 600_000),
+    vtnWebhookConcurrency: r.int('VTN_WEBHOOK_CONCURRENCY', 64, 1, 1000),
+    vtnWebhookTimeoutMs: r.int('VTN_WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
+    vtnWebhookMaxAttempts: r.int('VTN_WEBHOOK_MAX_ATTEMPTS', 15, 1, 100),
+    vtnWebhookBackoffBaseMs: r.int('VTN_WEBHOOK_BACKOFF_BASE_MS', 1000, 1, 3_600_000),
+    vtnWebhookBackoffCapMs: r.int('VTN_WEBHOOK_BACKOFF_CAP_MS', 600_000, 1, 86_400_000),
+    vtnWebhookAllowPrivate: r.bool('VTN_WEBHOOK_ALLOW_PRIVATE', false),
   };
+  if (config.vtnWebhookBackoffCapMs < config.vtnWebhookBackoffBaseMs) r.problems.push('VTN_WEBHOOK_BACKOFF_CAP_MS must not be below VTN_WEBHOOK_BACKOFF_BASE_MS');
   if (r.problems.length > 0) throw new ConfigError(r.problems);
   return config;
 }
