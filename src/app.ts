@@ -28,6 +28,7 @@ import { migrate, type MigrationSource } from './store/migrate.ts';
 import { PgRateLimitStore } from './store/pgRateLimitStore.ts';
 import { NotificationDispatcher } from './vtn/dispatcher.ts';
 import { notificationAdminRoutes } from './vtn/notificationAdminRoutes.ts';
+import { ReadCache } from './vtn/readCache.ts';
 import { vtnRoutes } from './vtn/routes.ts';
 
 /** Migration folders in dependency order (DESIGN.md: products → grid → meter; auth first). */
@@ -106,6 +107,10 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       allowInternal: config.vtnWebhookAllowPrivate,
     });
     cleanups.unshift(() => dispatcher.stop());
+    // VTN read responses, invalidated across instances through LISTEN/NOTIFY on its own connection.
+    const readCache = new ReadCache(pool, log, { ttlMs: config.vtnReadCacheMs });
+    cleanups.unshift(() => readCache.stop());
+    await readCache.start();
 
     let openApiJson: string | undefined;
     const routes: RouteDef[] = [];
@@ -120,7 +125,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       ...organizationClientRoutes(pool),
       ...vtnCredentialRoutes(pool),
       ...identityAdminRoutes(pool),
-      ...vtnRoutes({ pool, notificationsWritten: dispatcher.kick, allowPrivateCallbacks: config.vtnWebhookAllowPrivate }),
+      ...vtnRoutes({ pool, notificationsWritten: dispatcher.kick, allowPrivateCallbacks: config.vtnWebhookAllowPrivate, cache: readCache }),
       ...notificationAdminRoutes(pool, dispatcher.kick),
     );
     const openApi = () =>

@@ -37,6 +37,8 @@ export interface Config {
   vtnWebhookBackoffCapMs: number;
   /** Accept subscription callbacks on loopback/private/link-local addresses. */
   vtnWebhookAllowPrivate: boolean;
+  /** Lifetime of cached VTN read responses; 0 disables the cache. */
+  vtnReadCacheMs: number;
 }
 
 export interface ConfigDoc {
@@ -75,6 +77,7 @@ export const CONFIG_DOCS: ConfigDoc[] = [
   { name: 'VTN_WEBHOOK_MAX_ATTEMPTS', default: '15', description: 'Delivery attempts before a notification is dead-lettered (visible in /api/admin/notifications).' },
   { name: 'VTN_WEBHOOK_BACKOFF_BASE_MS', default: '1000', description: 'Retry backoff: the wait before attempt n+1 is random in [0, min(cap, base × 2^(n−1))) (full jitter).' },
   { name: 'VTN_WEBHOOK_BACKOFF_CAP_MS', default: '600000', description: 'Retry backoff cap (10 minutes). A longer Retry-After from the receiver is honoured up to this cap.' },
+  { name: 'VTN_READ_CACHE_MS', default: '5000', description: 'VTN read responses are cached in memory and invalidated by every change, on every instance (LISTEN/NOTIFY); this is only the longest an entry is kept. 0 = no cache (every read queries PostgreSQL).' },
   { name: 'VTN_WEBHOOK_ALLOW_PRIVATE', default: 'false', description: 'Accept and call subscription callbackUrls on loopback, private and link-local addresses (tests, closed networks). Off: such URLs are refused (400) and never called.' },
 ];
 
@@ -171,6 +174,7 @@ export function loadConfig(env: Env = process.env): Config {
     vtnWebhookBackoffBaseMs: r.int('VTN_WEBHOOK_BACKOFF_BASE_MS', 1000, 1, 3_600_000),
     vtnWebhookBackoffCapMs: r.int('VTN_WEBHOOK_BACKOFF_CAP_MS', 600_000, 1, 86_400_000),
     vtnWebhookAllowPrivate: r.bool('VTN_WEBHOOK_ALLOW_PRIVATE', false),
+    vtnReadCacheMs: r.int('VTN_READ_CACHE_MS', 5000, 0, 3_600_000),
   };
   if (config.vtnWebhookBackoffCapMs < config.vtnWebhookBackoffBaseMs) r.problems.push('VTN_WEBHOOK_BACKOFF_CAP_MS must not be below VTN_WEBHOOK_BACKOFF_BASE_MS');
   if (r.problems.length > 0) throw new ConfigError(r.problems);

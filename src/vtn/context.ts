@@ -7,6 +7,7 @@ import type { ApiReply } from '../http/types.ts';
 import { parseUtcTimestamp } from '../http/validation.ts';
 import { withTransaction, type Pool, type PoolClient } from '../store/database.ts';
 import { enqueueNotifications, type Change } from './outbox.ts';
+import { GROUP_OF, type ReadCache } from './readCache.ts';
 import { objectId } from './schemas.ts';
 import { filterKeys } from './targets.ts';
 
@@ -16,20 +17,26 @@ export interface VtnDeps {
   notificationsWritten: () => void;
   /** Accept callback URLs on loopback and private addresses (tests, closed networks). */
   allowPrivateCallbacks: boolean;
+  cache: ReadCache;
 }
 
 export const TAG_PREFIX = 'OpenADR VTN';
 export const VTN = '/api/openadr/v1';
 
-/** Runs a change and its outbox rows in one transaction; wakes the dispatcher after commit. */
+/** Runs a change, its outbox rows and its cache invalidation notice in one transaction;
+ * after the commit, invalidates this instance's cache and wakes the dispatcher. */
 export async function mutate<T>(deps: VtnDeps, fn: (tx: PoolClient) => Promise<{ result: T; changes: Change[] }>): Promise<T> {
   let written = 0;
+  let changed: Change[] = [];
   const result = await withTransaction(deps.pool, async (tx) => {
     written = 0;
     const { result, changes } = await fn(tx);
+    changed = changes;
     for (const change of changes) written += await enqueueNotifications(tx, change);
+    if (changes.length > 0) await deps.cache.announce(tx, changes[0]!.organizationId, changes.map((c) => GROUP_OF[c.kind]));
     return result;
   });
+  for (const change of changed) deps.cache.bump(change.organizationId, GROUP_OF[change.kind]);
   if (written > 0) deps.notificationsWritten();
   return result;
 }

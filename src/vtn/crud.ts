@@ -7,6 +7,7 @@ import { arrayOf, objectSchema } from '../http/schemas.ts';
 import type { ApiRequest, JsonSchema, RouteDef } from '../http/types.ts';
 import { vtnAuth, vtnCaller, type VtnCaller } from './access.ts';
 import { jsonReply, TAG_PREFIX } from './context.ts';
+import type { CacheGroup, ReadCache } from './readCache.ts';
 import { objectId } from './schemas.ts';
 
 type Params = Record<string, string>;
@@ -22,6 +23,9 @@ export interface CollectionSpec<Q, B> {
   query: JsonSchema;
   readScopes: readonly string[];
   writeScopes: readonly string[];
+  /** Read responses are cached until a change in one of these groups (readCache.ts). */
+  cache: ReadCache;
+  readsFrom: (caller: VtnCaller) => readonly CacheGroup[];
   notes?: { list?: string; create?: string; update?: string; remove?: string };
   list(caller: VtnCaller, query: Q, params: Params): Promise<string>;
   create(caller: VtnCaller, body: B, params: Params): Promise<string>;
@@ -45,6 +49,10 @@ export function collectionRoutes<Q, B>(spec: CollectionSpec<Q, B>): RouteDef[] {
     return jsonReply(status, doc);
   };
   const collectionParams = parentParams.length > 0 ? { params: params(parentParams) } : {};
+  // What a caller may see depends on who it is only for VEN clients.
+  const viewer = (caller: VtnCaller) => (caller.ven ? `ven:${caller.clientId}` : 'bl');
+  const cached = (caller: VtnCaller, key: string, read: () => Promise<string | undefined>) =>
+    spec.cache.get(caller.organizationId, spec.readsFrom(caller), `${caller.organizationId}|${viewer(caller)}|${key}`, read);
   const itemParams = { params: params([...parentParams, spec.idParam]) };
   return [
     {
@@ -57,7 +65,11 @@ export function collectionRoutes<Q, B>(spec: CollectionSpec<Q, B>): RouteDef[] {
       auth: read,
       query: spec.query,
       responses: { 200: { description: `The ${spec.noun}s, one page`, schema: arrayOf(spec.schema) } },
-      handler: async (req: ApiRequest<Params, Q>) => jsonReply(200, await spec.list(vtnCaller(req.principal), req.query, req.params)),
+      handler: async (req: ApiRequest<Params, Q>) => {
+        const caller = vtnCaller(req.principal);
+        const key = `${spec.path}|${JSON.stringify(req.params)}|${JSON.stringify(req.query)}`;
+        return jsonReply(200, (await cached(caller, key, () => spec.list(caller, req.query, req.params)))!);
+      },
     },
     {
       ...common,
@@ -79,7 +91,11 @@ export function collectionRoutes<Q, B>(spec: CollectionSpec<Q, B>): RouteDef[] {
       summary: `Get a ${spec.noun}`,
       auth: read,
       responses: { 200: { description: `The ${spec.noun}`, schema: spec.schema } },
-      handler: async (req: ApiRequest<Params>) => found(200, req, await spec.get(vtnCaller(req.principal), req.params[spec.idParam]!, req.params)),
+      handler: async (req: ApiRequest<Params>) => {
+        const caller = vtnCaller(req.principal);
+        const key = `${itemPath}|${JSON.stringify(req.params)}`;
+        return found(200, req, await cached(caller, key, () => spec.get(caller, req.params[spec.idParam]!, req.params)));
+      },
     },
     {
       ...common,

@@ -16,6 +16,8 @@ export function eventRoutes(deps: VtnDeps): RouteDef[] {
     query: querySchema({ programID: { ...objectId, description: 'Keep events of this program.' }, ...targetQuery, ...pageQuery, ...windowQuery }),
     readScopes: SCOPES.readEvents,
     writeScopes: SCOPES.writeEvents,
+    cache: deps.cache,
+    readsFrom: (caller) => (caller.ven ? ['EVENT', 'VEN'] : ['EVENT']),
     notes: {
       list: 'By priority (lower first, none last), then creation. x-start/x-end keep events whose span (docs/vtn.md) overlaps the window. VEN clients see untargeted events and those targeting one of their VENs.',
       create: 'programID must name an existing program (400).',

@@ -16,6 +16,8 @@ export function programRoutes(deps: VtnDeps): RouteDef[] {
     query: querySchema({ ...targetQuery, ...pageQuery }),
     readScopes: SCOPES.readPrograms,
     writeScopes: SCOPES.writePrograms,
+    cache: deps.cache,
+    readsFrom: (caller) => (caller.ven ? ['PROGRAM', 'VEN'] : ['PROGRAM']),
     notes: {
       list: 'In creation order. VEN clients see untargeted programs and those targeting one of their VENs.',
       create: 'programName is required and unique within the VTN (409).',

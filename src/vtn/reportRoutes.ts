@@ -22,6 +22,8 @@ export function reportRoutes(deps: VtnDeps): RouteDef[] {
     }),
     readScopes: SCOPES.readReports,
     writeScopes: SCOPES.writeReports,
+    cache: deps.cache,
+    readsFrom: () => ['REPORT'],
     notes: {
       list: 'In creation order. x-start/x-end keep reports whose span (the hull of their resources’ intervals, docs/vtn.md) overlaps the window. VEN clients see only the reports they created.',
       create: 'programID and eventID must name an existing program and an event of that program (400).',

@@ -30,6 +30,8 @@ export function subscriptionRoutes(deps: VtnDeps): RouteDef[] {
     }),
     readScopes: SCOPES.readSubscriptions,
     writeScopes: SCOPES.writeSubscriptions,
+    cache: deps.cache,
+    readsFrom: () => ['SUBSCRIPTION'],
     notes: {
       list: 'In creation order. VEN clients see only the subscriptions they created.',
       create:

@@ -18,6 +18,8 @@ export function venRoutes(deps: VtnDeps): RouteDef[] {
       query: querySchema({ venName: { ...name128, description: 'Keep the VEN with this name.' }, ...targetQuery, ...pageQuery }),
       readScopes: SCOPES.readVens,
       writeScopes: SCOPES.writeVens,
+      cache: deps.cache,
+      readsFrom: () => ['VEN'],
       notes: {
         list: 'In creation order, each with its resources. VEN clients see only the VENs bound to them (clientID).',
         create: 'venName is required and unique within the VTN (409). `resources` is ignored (use the resource endpoints). A VEN client’s VEN is bound to it and it may not set targets (403).',
@@ -38,6 +40,8 @@ export function venRoutes(deps: VtnDeps): RouteDef[] {
       query: querySchema({ resourceName: { ...name128, description: 'Keep the resource with this name.' }, ...targetQuery, ...pageQuery }),
       readScopes: SCOPES.readVens,
       writeScopes: SCOPES.writeVens,
+      cache: deps.cache,
+      readsFrom: () => ['VEN'],
       notes: {
         list: 'In creation order. 404 when the VEN does not exist or is not the caller’s.',
         create: 'resourceName is required and unique within the VEN (409); venID comes from the path.',
