@@ -51,7 +51,7 @@ export interface Received {
 export interface Receiver {
   url: string;
   received: Received[];
-  /** Status to answer the n-th request (0-based) with; default 200. */
+  /** Status to answer the n-th request (0-based) with; default 200; 0 = never answer. */
   respond: (n: number, req: Received) => number;
   close(): Promise<void>;
 }
@@ -67,6 +67,7 @@ export async function startReceiver(respond: (n: number, req: Received) => numbe
       const entry: Received = { path: req.url ?? '', headers: req.headers, body: text ? JSON.parse(text) : undefined, status: 0 };
       entry.status = receiver.respond(receiver.received.length, entry);
       receiver.received.push(entry);
+      if (entry.status === 0) return; // hang: the caller's timeout must act
       res.writeHead(entry.status, { 'content-type': 'text/plain' }).end('ok');
     });
   });
