@@ -50,11 +50,12 @@ describe('scopes', () => {
 
   it('refuses tokens without a VTN: no organization, an organization client, a disabled feature', async () => {
     // The bootstrap administrator's token belongs to no organization.
-    for (const [method, path] of [
+    const calls: [string, string][] = [
       ['GET', '/events'],
       ['POST', '/programs'],
       ['GET', '/vens/x'],
-    ]) {
+    ];
+    for (const [method, path] of calls) {
       const res = await t.api.request(method, `${VTN}${path}`, { token: t.adminToken, json: method === 'POST' ? { programName: 'x' } : undefined });
       expect(res.status).toBe(403);
       expect(res.body.detail).toMatch(/no organization/);
