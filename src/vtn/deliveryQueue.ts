@@ -1,12 +1,20 @@
-// SQL of the notification queue the dispatcher works from. Each subscription is a FIFO queue:
-// only its oldest pending notification (its head) may be claimed, and only when due and not
-// leased, so a subscription receives its notifications one at a time, in order, even with
-// several app instances dispatching (rows are claimed with FOR UPDATE SKIP LOCKED and leased
-// for a while; a crashed instance's lease runs out and the row is claimed again).
-import type { Queryable } from '../store/database.ts';
+// SQL of the notification queue the dispatcher works from. Each subscription is a FIFO queue.
+// A claim takes, for each queue whose head (oldest pending notification) is due and not leased,
+// the head and up to `perQueue - 1` notifications after it, and leases them to the claiming
+// instance; the dispatcher sends them one after the other. So a subscription receives its
+// notifications one at a time and in order, even with several instances dispatching:
+// - claims are serialized by a transaction-scoped advisory lock, so each claim reads the leases
+//   of the previous one (two instances never split one queue's batch between them);
+// - the rows are locked with FOR UPDATE SKIP LOCKED, so a claim never waits for, nor takes, rows
+//   that a concurrent statement (an admin retry, a subscription being deleted) holds;
+// - a lease outlives any attempt; a crashed instance's lease runs out and its rows are claimed
+//   again (delivery is at least once).
+import type { Pool, Queryable } from '../store/database.ts';
 
 export interface Claimed {
   id: number;
+  organizationId: number;
+  subscriptionId: string;
   notificationId: string;
   callbackUrl: string;
   bearerToken: string | null;
@@ -18,9 +26,13 @@ export interface Claimed {
   targets: string | null;
 }
 
-// The heads are found with a "loose index scan" (one index probe per subscription with pending
-// rows, the recursive CTE) rather than by testing every pending row for an older sibling,
-// which costs a probe per pending row and slows down exactly when a backlog builds up.
+/** Arbitrary but fixed (migrations use 727_274_001). */
+const CLAIM_LOCK = 727_274_002;
+
+// The queues with pending rows are found with a "loose index scan" (one probe of the partial
+// queue index per subscription, the recursive CTE) rather than by testing every pending row for
+// an older sibling, which costs a probe per pending row and slows down exactly when a backlog
+// builds up. Measured with 100 subscriptions × 100 pending: ~1.5 ms for the 100 heads.
 const CLAIM = `
 WITH RECURSIVE queues AS (
   (SELECT organization_id, subscription_id FROM vtn_notifications
@@ -31,28 +43,59 @@ WITH RECURSIVE queues AS (
     WHERE n.state = 'pending' AND (n.organization_id, n.subscription_id) > (q.organization_id, q.subscription_id)
     ORDER BY n.organization_id, n.subscription_id LIMIT 1) nxt
 ),
-heads AS (
-  SELECT h.id FROM queues q CROSS JOIN LATERAL (
-    SELECT n.id FROM vtn_notifications n
+ready AS (
+  SELECT q.organization_id, q.subscription_id, h.id AS head FROM queues q CROSS JOIN LATERAL (
+    SELECT n.id, n.next_attempt_at, n.locked_until FROM vtn_notifications n
     WHERE n.state = 'pending' AND n.organization_id = q.organization_id AND n.subscription_id = q.subscription_id
     ORDER BY n.id LIMIT 1) h
+  WHERE h.next_attempt_at <= now() AND (h.locked_until IS NULL OR h.locked_until < now())
+  ORDER BY h.id LIMIT $1
+),
+batch AS (
+  SELECT b.id FROM ready r CROSS JOIN LATERAL (
+    SELECT n.id FROM vtn_notifications n
+    WHERE n.state = 'pending' AND n.organization_id = r.organization_id AND n.subscription_id = r.subscription_id
+    ORDER BY n.id LIMIT $2) b
 ),
 claimable AS (
-  SELECT n.id FROM vtn_notifications n
-  WHERE n.id IN (SELECT id FROM heads) AND n.state = 'pending' AND n.next_attempt_at <= now()
-    AND (n.locked_until IS NULL OR n.locked_until < now())
-  ORDER BY n.id LIMIT $1
+  SELECT n.id FROM vtn_notifications n WHERE n.id IN (SELECT id FROM batch) AND n.state = 'pending'
   FOR UPDATE OF n SKIP LOCKED
 )
-UPDATE vtn_notifications n SET locked_until = now() + $2 * interval '1 millisecond', locked_by = $3
+UPDATE vtn_notifications n SET locked_until = now() + $3 * interval '1 millisecond', locked_by = $4
 FROM claimable c, vtn_changes ch
 WHERE n.id = c.id AND ch.id = n.change_id
-RETURNING n.id, n.notification_id AS "notificationId", n.callback_url AS "callbackUrl", n.bearer_token AS "bearerToken", n.attempts,
+RETURNING n.id, n.organization_id AS "organizationId", n.subscription_id AS "subscriptionId", n.notification_id AS "notificationId",
+  n.callback_url AS "callbackUrl", n.bearer_token AS "bearerToken", n.attempts,
   ch.object_type AS "objectType", ch.operation, ch.object::text AS object, ch.targets::text AS targets`;
 
-export async function claimNotifications(db: Queryable, limit: number, leaseMs: number, leaseOwner: string): Promise<Claimed[]> {
-  const { rows } = await db.query<Claimed>({ name: 'vtn_claim_notifications', text: CLAIM, values: [limit, leaseMs, leaseOwner] });
-  return rows.sort((a, b) => a.id - b.id);
+/** Claims up to `queues` subscription queues, up to `perQueue` notifications each; returns them
+ * grouped by queue, in order. Undefined when another instance is claiming at this moment. */
+export async function claimBatches(pool: Pool, queues: number, perQueue: number, leaseMs: number, leaseOwner: string): Promise<Claimed[][] | undefined> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    // The lock comes before the claim's snapshot (READ COMMITTED: one snapshot per statement).
+    const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS locked', [CLAIM_LOCK]);
+    if (!rows[0]!.locked) {
+      await client.query('ROLLBACK');
+      return undefined;
+    }
+    const claimed = await client.query<Claimed>({ name: 'vtn_claim_notifications', text: CLAIM, values: [queues, perQueue, leaseMs, leaseOwner] });
+    await client.query('COMMIT');
+    const byQueue = new Map<string, Claimed[]>();
+    for (const row of claimed.rows.sort((a, b) => a.id - b.id)) {
+      const key = `${row.organizationId}:${row.subscriptionId}`;
+      const list = byQueue.get(key);
+      if (list) list.push(row);
+      else byQueue.set(key, [row]);
+    }
+    return [...byQueue.values()];
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
 }
 
 export interface Outcome {
@@ -64,7 +107,7 @@ export interface Outcome {
   delayMs: number | null;
 }
 
-/** Records attempts in one statement; the lease is released. Rows deleted meanwhile (their
+/** Records attempts in one statement and releases their leases. Rows deleted meanwhile (their
  * subscription was deleted) are simply not found. */
 export async function recordOutcomes(db: Queryable, outcomes: readonly Outcome[]): Promise<void> {
   if (outcomes.length === 0) return;
@@ -81,14 +124,18 @@ export async function recordOutcomes(db: Queryable, outcomes: readonly Outcome[]
   });
 }
 
-/** Gives leased rows back at shutdown, so another instance need not wait for the lease. */
+/** Gives leased rows back unattempted (the rest of a batch behind a failure, or at shutdown). */
 export async function releaseLeases(db: Queryable, ids: readonly number[], leaseOwner: string): Promise<void> {
   if (ids.length === 0) return;
-  await db.query("UPDATE vtn_notifications SET locked_until = NULL, locked_by = NULL WHERE id = ANY($1::bigint[]) AND locked_by = $2 AND state = 'pending'", [ids, leaseOwner]);
+  await db.query({
+    name: 'vtn_release_leases',
+    text: "UPDATE vtn_notifications SET locked_until = NULL, locked_by = NULL WHERE id = ANY($1::bigint[]) AND locked_by = $2 AND state = 'pending'",
+    values: [ids, leaseOwner],
+  });
 }
 
-/** Keeps the outbox small: delivered notifications and their changes go after `days`; dead
- * ones stay until retried (they are what an operator looks at). */
+/** Keeps the outbox small: delivered notifications go after `days`, then changes nothing refers
+ * to any more; dead ones stay until retried (they are what an operator looks at). */
 export async function purgeDelivered(db: Queryable, days: number): Promise<void> {
   await db.query("DELETE FROM vtn_notifications WHERE state = 'delivered' AND delivered_at < now() - $1 * interval '1 day'", [days]);
   await db.query(

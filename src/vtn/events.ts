@@ -7,14 +7,13 @@ import type { VtnCaller } from './access.ts';
 import { mutate, targetFilter, timeWindow, type PageParams, type TargetParams, type VtnDeps, type WindowParams } from './context.ts';
 import { deleteRow, findObject, insertRow, updateRow, visibleTo } from './objects.ts';
 import type { Change } from './outbox.ts';
-import { programVisible } from './programs.ts';
 import { documentOf, listDocuments, newObjectId, nextModification, Where } from './sql.ts';
 import { targetKeys, type ValuesMap } from './targets.ts';
 import { spanColumns, spanOf, type Period } from './timeSpan.ts';
 
 const TABLE = 'vtn_events';
 /** Matches the index (organization_id, program_id, priority, seq): ASC puts NULLs last. */
-const ORDER = 'priority, seq';
+const ORDER = ['priority', 'seq'];
 
 export interface EventBody {
   programID: string;
@@ -61,8 +60,13 @@ function change(caller: VtnCaller, operation: Change['operation'], id: string, d
   return { organizationId: caller.organizationId, kind: 'EVENT', operation, objectId: id, doc, targets, targetKeys: targetKeys(targets), programId: body.programID, ownerClientId: null };
 }
 
-async function requireProgram(db: Queryable, caller: VtnCaller, programID: string): Promise<void> {
-  if (!(await programVisible(db, caller, programID))) throw badRequest(`Program ${programID} does not exist`, [{ path: 'programID', message: 'must name an existing program' }]);
+/** Only business-logic clients write events and they see every program, so the foreign key is
+ * the reference check (one round trip less than asking first); its violation becomes the 400. */
+function unknownProgram(err: unknown, programID: string): unknown {
+  const e = err as { code?: string; constraint?: string };
+  return e.code === '23503' && e.constraint === 'vtn_events_program_fkey'
+    ? badRequest(`Program ${programID} does not exist`, [{ path: 'programID', message: 'must name an existing program' }])
+    : err;
 }
 
 function columns(body: EventBody, doc: string) {
@@ -74,23 +78,29 @@ export async function createEvent(deps: VtnDeps, caller: VtnCaller, body: EventB
   const now = new Date().toISOString();
   const stamp = { id: newObjectId(), createdDateTime: now, modificationDateTime: now };
   const doc = JSON.stringify(documentOf('EVENT', stamp, body));
-  return mutate(deps, async (tx) => {
-    await requireProgram(tx, caller, body.programID);
-    await insertRow(tx, TABLE, { organization_id: caller.organizationId, id: stamp.id, created_at: now, modified_at: now, ...columns(body, doc) });
-    return { result: doc, changes: [change(caller, 'POST', stamp.id, doc, body)] };
-  });
+  try {
+    return await mutate(deps, async (tx) => {
+      await insertRow(tx, TABLE, { organization_id: caller.organizationId, id: stamp.id, created_at: now, modified_at: now, ...columns(body, doc) });
+      return { result: doc, changes: [change(caller, 'POST', stamp.id, doc, body)] };
+    });
+  } catch (err) {
+    throw unknownProgram(err, body.programID);
+  }
 }
 
 export async function updateEvent(deps: VtnDeps, caller: VtnCaller, id: string, body: EventBody): Promise<string | undefined> {
-  return mutate(deps, async (tx) => {
-    const found = await findObject(tx, TABLE, caller, id, { visibility: 'targeted', forUpdate: true });
-    if (!found) return { result: undefined, changes: [] };
-    await requireProgram(tx, caller, body.programID);
-    const stamp = { id, createdDateTime: found.createdDateTime, modificationDateTime: nextModification(found.modificationDateTime) };
-    const doc = JSON.stringify(documentOf('EVENT', stamp, body));
-    await updateRow(tx, TABLE, caller.organizationId, id, { modified_at: stamp.modificationDateTime, ...columns(body, doc) });
-    return { result: doc, changes: [change(caller, 'PUT', id, doc, body)] };
-  });
+  try {
+    return await mutate(deps, async (tx) => {
+      const found = await findObject(tx, TABLE, caller, id, { visibility: 'targeted', forUpdate: true });
+      if (!found) return { result: undefined, changes: [] };
+      const stamp = { id, createdDateTime: found.createdDateTime, modificationDateTime: nextModification(found.modificationDateTime) };
+      const doc = JSON.stringify(documentOf('EVENT', stamp, body));
+      await updateRow(tx, TABLE, caller.organizationId, id, { modified_at: stamp.modificationDateTime, ...columns(body, doc) });
+      return { result: doc, changes: [change(caller, 'PUT', id, doc, body)] };
+    });
+  } catch (err) {
+    throw unknownProgram(err, body.programID);
+  }
 }
 
 export async function deleteEvent(deps: VtnDeps, caller: VtnCaller, id: string): Promise<string | undefined> {

@@ -8,9 +8,12 @@
 // REPORT, SUBSCRIPTION: their programID; VEN and RESOURCE belong to no program and skip this
 // test); and its targets, if any, share a target with the object or the object is untargeted.
 // A subscription created by a VEN client only hears about what that client may read.
+//
+// Matching and writing are one statement (the callbacks are rows of vtn_subscription_callbacks):
+// with 100 subscriptions it replaced a query returning them to the application plus an insert.
 import type { Queryable } from '../store/database.ts';
 import type { ObjectKind, Operation } from './schemas.ts';
-import { overlaps, venReachSql, type ValuesMap } from './targets.ts';
+import { venReachSql, type ValuesMap } from './targets.ts';
 
 export interface Change {
   organizationId: number;
@@ -28,61 +31,51 @@ export interface Change {
   ownerClientId: string | null;
 }
 
-interface Candidate {
-  id: string;
-  target_keys: string[];
-  owner_client_id: string;
-  owner_is_ven: boolean;
-  operations: { objects: string[]; operations: string[]; callbackUrl: string; bearerToken?: string | null }[] | null;
-  reach: string[] | null;
-}
-
+/** Programs and events reach VEN clients by targets; the other kinds by ownership. */
 const TARGETED_KINDS: ReadonlySet<ObjectKind> = new Set(['PROGRAM', 'EVENT']);
 
-function visibleToVenOwner(change: Change, sub: Candidate): boolean {
-  if (TARGETED_KINDS.has(change.kind)) return change.targetKeys.length === 0 || overlaps(change.targetKeys, sub.reach ?? []);
-  return change.ownerClientId !== null && change.ownerClientId === sub.owner_client_id;
-}
+// $1 organization, $2 'KIND:OPERATION', $3 program, $4 the object's target keys,
+// $5 targeted kind, $6 owner client, $7 kind, $8 operation, $9 object id, $10 doc, $11 targets.
+const ENQUEUE = `
+WITH matched AS (
+  SELECT DISTINCT ON (s.seq, cb.callback_url, cb.bearer_token) s.id, s.seq, cb.callback_url, cb.bearer_token
+  FROM vtn_subscription_callbacks cb
+  JOIN vtn_subscriptions s ON s.organization_id = cb.organization_id AND s.id = cb.subscription_id
+  WHERE cb.organization_id = $1 AND cb.object_operation = $2
+    AND ($3::text IS NULL OR s.program_id = $3)
+    AND (cardinality(s.target_keys) = 0 OR cardinality($4::text[]) = 0 OR s.target_keys && $4::text[])
+    AND (NOT s.owner_is_ven OR CASE WHEN $5::boolean
+      THEN cardinality($4::text[]) = 0 OR $4::text[] && ${venReachSql('s.organization_id', 's.owner_client_id')}
+      ELSE s.owner_client_id = $6 END)
+  ORDER BY s.seq, cb.callback_url, cb.bearer_token
+),
+change AS (
+  INSERT INTO vtn_changes (organization_id, object_type, operation, object_id, object, targets)
+  SELECT $1, $7, $8, $9, $10, $11 WHERE EXISTS (SELECT 1 FROM matched)
+  RETURNING id
+)
+INSERT INTO vtn_notifications (change_id, organization_id, subscription_id, callback_url, bearer_token)
+SELECT change.id, $1, m.id, m.callback_url, m.bearer_token FROM change, matched m ORDER BY m.seq
+RETURNING 1`;
 
 /** Writes the notifications of a change; returns how many (0: nothing to deliver). */
 export async function enqueueNotifications(tx: Queryable, change: Change): Promise<number> {
-  const needsReach = TARGETED_KINDS.has(change.kind);
-  const { rows } = await tx.query<Candidate>(
-    `SELECT s.id, s.target_keys, s.owner_client_id, s.owner_is_ven, s.doc->'objectOperations' AS operations,
-       CASE WHEN s.owner_is_ven AND $4 THEN ${venReachSql('s.organization_id', 's.owner_client_id')} END AS reach
-     FROM vtn_subscriptions s
-     WHERE s.organization_id = $1 AND s.object_operations @> ARRAY[$2::text] AND ($3::text IS NULL OR s.program_id = $3)
-     ORDER BY s.seq`,
-    [change.organizationId, `${change.kind}:${change.operation}`, change.programId, needsReach],
-  );
-  const subscriptionIds: string[] = [];
-  const urls: string[] = [];
-  const tokens: (string | null)[] = [];
-  for (const sub of rows) {
-    if (sub.target_keys.length > 0 && change.targetKeys.length > 0 && !overlaps(sub.target_keys, change.targetKeys)) continue;
-    if (sub.owner_is_ven && !visibleToVenOwner(change, sub)) continue;
-    const seen = new Set<string>();
-    for (const entry of sub.operations ?? []) {
-      if (!entry.objects.includes(change.kind) || !entry.operations.includes(change.operation)) continue;
-      const token = entry.bearerToken ?? null;
-      const key = `${entry.callbackUrl}\u0000${token ?? ''}`;
-      if (seen.has(key)) continue;
-      seen.add(key);
-      subscriptionIds.push(sub.id);
-      urls.push(entry.callbackUrl);
-      tokens.push(token);
-    }
-  }
-  if (subscriptionIds.length === 0) return 0;
-  await tx.query(
-    `WITH c AS (
-       INSERT INTO vtn_changes (organization_id, object_type, operation, object_id, object, targets)
-       VALUES ($1, $2, $3, $4, $5, $6) RETURNING id
-     )
-     INSERT INTO vtn_notifications (change_id, organization_id, subscription_id, callback_url, bearer_token)
-     SELECT c.id, $1, u.subscription_id, u.url, u.token FROM c, unnest($7::text[], $8::text[], $9::text[]) WITH ORDINALITY AS u(subscription_id, url, token, n)
-     ORDER BY u.n`,
-    [change.organizationId, change.kind, change.operation, change.objectId, change.doc, change.targets ? JSON.stringify(change.targets) : null, subscriptionIds, urls, tokens],
-  );
-  return subscriptionIds.length;
+  const result = await tx.query({
+    name: 'vtn_enqueue_notifications',
+    text: ENQUEUE,
+    values: [
+      change.organizationId,
+      `${change.kind}:${change.operation}`,
+      change.programId,
+      change.targetKeys,
+      TARGETED_KINDS.has(change.kind),
+      change.ownerClientId,
+      change.kind,
+      change.operation,
+      change.objectId,
+      change.doc,
+      change.targets ? JSON.stringify(change.targets) : null,
+    ],
+  });
+  return result.rowCount ?? 0;
 }

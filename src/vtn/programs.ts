@@ -26,7 +26,7 @@ export function listPrograms(db: Queryable, caller: VtnCaller, q: ProgramQuery):
   if (keys) w.add(`t.target_keys && ${w.param(keys)}::text[]`);
   const visible = visibleTo(caller, 'targeted', w);
   if (visible) w.add(visible);
-  return listDocuments(db, TABLE, w, 'seq', q);
+  return listDocuments(db, TABLE, w, ['seq'], q);
 }
 
 export async function getProgram(db: Queryable, caller: VtnCaller, id: string): Promise<string | undefined> {

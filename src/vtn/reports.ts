@@ -34,7 +34,7 @@ export function listReports(db: Queryable, caller: VtnCaller, q: ReportQuery): P
   addWindow(w, q);
   const visible = visibleTo(caller, 'owned', w);
   if (visible) w.add(visible);
-  return listDocuments(db, TABLE, w, 'seq', q);
+  return listDocuments(db, TABLE, w, ['seq'], q);
 }
 
 export async function getReport(db: Queryable, caller: VtnCaller, id: string): Promise<string | undefined> {

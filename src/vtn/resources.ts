@@ -35,7 +35,7 @@ export async function listResources(db: Queryable, caller: VtnCaller, venId: str
   w.add(`t.organization_id = ${w.param(caller.organizationId)}`).add(`t.ven_id = ${w.param(venId)}`);
   if (q.resourceName !== undefined) w.add(`t.resource_name = ${w.param(q.resourceName)}`);
   if (keys) w.add(`t.target_keys && ${w.param(keys)}::text[]`);
-  return listDocuments(db, TABLE, w, 'seq', q);
+  return listDocuments(db, TABLE, w, ['seq'], q);
 }
 
 export async function getResource(db: Queryable, caller: VtnCaller, venId: string, id: string): Promise<string | undefined> {

@@ -45,13 +45,15 @@ export interface Page {
 }
 
 /** A JSON array of the stored documents, assembled by PostgreSQL: one round trip and one row
- * however many objects, and no serialization in this process. `order` must end with a unique
- * column (seq) so that skip/limit pages neither repeat nor miss objects. */
-export async function listDocuments(db: Queryable, table: string, where: Where, order: string, page: Page, docExpression = 't.doc::text'): Promise<string> {
+ * however many objects, and no serialization in this process. `order` lists columns of `t`
+ * ending with a unique one (seq), so that skip/limit pages neither repeat nor miss objects;
+ * ascending (NULLs last). */
+export async function listDocuments(db: Queryable, table: string, where: Where, order: readonly string[], page: Page, docExpression = 't.doc::text'): Promise<string> {
   const limit = where.param(page.limit);
   const skip = where.param(page.skip);
-  const text = `SELECT string_agg(body, ',' ORDER BY ${order}) AS body FROM (
-    SELECT t.*, ${docExpression} AS body FROM ${table} t ${where.sql} ORDER BY ${order} LIMIT ${limit} OFFSET ${skip}
+  const by = order.join(', ');
+  const text = `SELECT string_agg(body, ',' ORDER BY ${by}) AS body FROM (
+    SELECT ${order.map((c) => `t.${c}`).join(', ')}, ${docExpression} AS body FROM ${table} t ${where.sql} ORDER BY ${by} LIMIT ${limit} OFFSET ${skip}
   ) t`;
   const rows = await query<{ body: string | null }>(db, text, where.values);
   return `[${rows[0]?.body ?? ''}]`;

@@ -44,7 +44,7 @@ export function listSubscriptions(db: Queryable, caller: VtnCaller, q: Subscript
   if (q.objects) w.add(`t.object_kinds && ${w.param(q.objects)}::text[]`);
   const visible = visibleTo(caller, 'owned', w);
   if (visible) w.add(visible);
-  return listDocuments(db, TABLE, w, 'seq', q);
+  return listDocuments(db, TABLE, w, ['seq'], q);
 }
 
 export async function getSubscription(db: Queryable, caller: VtnCaller, id: string): Promise<string | undefined> {
@@ -69,15 +69,34 @@ async function check(deps: VtnDeps, db: Queryable, caller: VtnCaller, body: Subs
 }
 
 function columns(body: SubscriptionBody, doc: string) {
-  const kinds = new Set<string>();
-  const pairs = new Set<string>();
+  const kinds = new Set(body.objectOperations?.flatMap((entry) => entry.objects));
+  return { program_id: body.programID, client_name: body.clientName, object_kinds: [...kinds], target_keys: targetKeys(body.targets), doc };
+}
+
+/** One row per (kind, operation) an entry names, with its callback: what the outbox matches on
+ * (outbox.ts). GET is never notified, so it gets no row. */
+async function writeCallbacks(tx: Queryable, caller: VtnCaller, id: string, body: SubscriptionBody, replace: boolean): Promise<void> {
+  if (replace) await query(tx, 'DELETE FROM vtn_subscription_callbacks WHERE organization_id = $1 AND subscription_id = $2', [caller.organizationId, id]);
+  const pairs: string[] = [];
+  const urls: string[] = [];
+  const tokens: (string | null)[] = [];
   for (const entry of body.objectOperations ?? []) {
-    for (const kind of entry.objects) {
-      kinds.add(kind);
-      for (const operation of entry.operations) pairs.add(`${kind}:${operation}`);
+    for (const kind of new Set(entry.objects)) {
+      for (const operation of new Set(entry.operations)) {
+        if (operation === 'GET') continue;
+        pairs.push(`${kind}:${operation}`);
+        urls.push(entry.callbackUrl);
+        tokens.push(entry.bearerToken ?? null);
+      }
     }
   }
-  return { program_id: body.programID, client_name: body.clientName, object_kinds: [...kinds], object_operations: [...pairs], target_keys: targetKeys(body.targets), doc };
+  if (pairs.length === 0) return;
+  await query(
+    tx,
+    `INSERT INTO vtn_subscription_callbacks (organization_id, subscription_id, object_operation, callback_url, bearer_token)
+     SELECT $1, $2, u.pair, u.url, u.token FROM unnest($3::text[], $4::text[], $5::text[]) AS u(pair, url, token)`,
+    [caller.organizationId, id, pairs, urls, tokens],
+  );
 }
 
 export async function createSubscription(deps: VtnDeps, caller: VtnCaller, body: SubscriptionBody): Promise<string> {
@@ -95,6 +114,7 @@ export async function createSubscription(deps: VtnDeps, caller: VtnCaller, body:
       modified_at: now,
       ...columns(body, doc),
     });
+    await writeCallbacks(tx, caller, stamp.id, body, false);
     return { result: doc, changes: [change(caller, 'POST', stamp.id, doc, body, caller.clientId)] };
   });
 }
@@ -107,6 +127,7 @@ export async function updateSubscription(deps: VtnDeps, caller: VtnCaller, id: s
     const stamp = { id, createdDateTime: found.createdDateTime, modificationDateTime: nextModification(found.modificationDateTime) };
     const doc = JSON.stringify(documentOf('SUBSCRIPTION', stamp, body));
     await updateRow(tx, TABLE, caller.organizationId, id, { modified_at: stamp.modificationDateTime, ...columns(body, doc) });
+    await writeCallbacks(tx, caller, id, body, true);
     return { result: doc, changes: [change(caller, 'PUT', id, doc, body, found.owner as string)] };
   });
 }

@@ -37,7 +37,7 @@ export function listVens(db: Queryable, caller: VtnCaller, q: VenQuery): Promise
   if (keys) w.add(`t.target_keys && ${w.param(keys)}::text[]`);
   const visible = visibleTo(caller, 'ven', w);
   if (visible) w.add(visible);
-  return listDocuments(db, TABLE, w, 'seq', q, VEN_WITH_RESOURCES);
+  return listDocuments(db, TABLE, w, ['seq'], q, VEN_WITH_RESOURCES);
 }
 
 export async function getVen(db: Queryable, caller: VtnCaller, id: string): Promise<string | undefined> {
