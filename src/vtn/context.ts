@@ -41,9 +41,9 @@ export async function mutate<T>(deps: VtnDeps, fn: (tx: PoolClient) => Promise<{
   return result;
 }
 
-/** A reply whose body is JSON text already (stored documents). */
-export function jsonReply(status: number, text: string): ApiReply {
-  return { status, raw: text };
+/** A reply whose body is JSON already (stored documents, text or encoded). */
+export function jsonReply(status: number, json: string | Buffer): ApiReply {
+  return { status, raw: json };
 }
 
 export const pageQuery = {

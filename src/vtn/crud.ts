@@ -44,7 +44,7 @@ export function collectionRoutes<Q, B>(spec: CollectionSpec<Q, B>): RouteDef[] {
   const write = vtnAuth(spec.writeScopes);
   const common = { tags, contentTypeErrorStatus: 415 as const };
   const missing = (req: ApiRequest<Params, any, any>) => notFound(`${title} ${req.params[spec.idParam]}`);
-  const found = (status: number, req: ApiRequest<Params, any, any>, doc: string | undefined) => {
+  const found = (status: number, req: ApiRequest<Params, any, any>, doc: string | Buffer | undefined) => {
     if (doc === undefined) throw missing(req);
     return jsonReply(status, doc);
   };
