@@ -250,6 +250,28 @@ describe('matching', () => {
     expect(r.received[2]!.body.object.resources.map((x: any) => x.id)).toEqual([res.id]);
   });
 
+  it('follows a subscription’s entries as they are updated', async () => {
+    const before = await receiver();
+    const after = await receiver();
+    const p = await program();
+    const sub = await subscribe(p.id, before.url, ['EVENT'], ['POST']);
+    const first = await api().post('/events', { programID: p.id });
+    await api().put(`/subscriptions/${sub.id}`, {
+      clientName: 'test',
+      programID: p.id,
+      objectOperations: [
+        { objects: ['EVENT'], operations: ['GET', 'DELETE'], callbackUrl: after.url, bearerToken: 'new' },
+        { objects: ['PROGRAM'], operations: ['PUT'], callbackUrl: after.url, bearerToken: 'new' },
+      ],
+    });
+    await api().post('/events', { programID: p.id });
+    await api().delete(`/events/${first.id}`);
+    const heard = (await notifications(`subscriptionID=${sub.id}`)).map((x) => `${x.operation} ${x.objectType} ${x.callbackUrl === after.url ? 'after' : 'before'}`);
+    expect(heard).toEqual(['POST EVENT before', 'DELETE EVENT after']);
+    await waitFor('deliveries', () => before.received.length === 1 && after.received.length === 1);
+    expect(after.received[0]!.headers.authorization).toBe('Bearer new');
+  });
+
   it('writes nothing for a change that is rolled back', async () => {
     const r = await receiver();
     const p = await program();
