@@ -26,10 +26,7 @@ import { classifyPgError, createPool, type Pool } from './store/database.ts';
 import { startEmbeddedPostgres, type RunningPostgres } from './store/embeddedPostgres.ts';
 import { migrate, type MigrationSource } from './store/migrate.ts';
 import { PgRateLimitStore } from './store/pgRateLimitStore.ts';
-import { NotificationDispatcher } from './vtn/dispatcher.ts';
-import { notificationAdminRoutes } from './vtn/notificationAdminRoutes.ts';
-import { ReadCache } from './vtn/readCache.ts';
-import { vtnRoutes } from './vtn/routes.ts';
+import { createVtn } from './vtn/module.ts';
 
 /** Migration folders in dependency order (DESIGN.md: products → grid → meter; auth first). */
 export const MIGRATIONS: MigrationSource[] = [
@@ -97,20 +94,10 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     metrics.gauge('db_pool_idle', 'Idle database connections', () => pool.idleCount);
     metrics.gauge('db_pool_waiting', 'Queries waiting for a database connection', () => pool.waitingCount);
 
-    // Webhook notifications of the VTN: started once the server listens, stopped before the pool closes.
-    const dispatcher = new NotificationDispatcher(pool, log, {
-      concurrency: config.vtnWebhookConcurrency,
-      timeoutMs: config.vtnWebhookTimeoutMs,
-      maxAttempts: config.vtnWebhookMaxAttempts,
-      backoff: { baseMs: config.vtnWebhookBackoffBaseMs, capMs: config.vtnWebhookBackoffCapMs },
-      pollMs: config.vtnDispatchPollMs,
-      allowInternal: config.vtnWebhookAllowPrivate,
-    });
-    cleanups.unshift(() => dispatcher.stop());
-    // VTN read responses, invalidated across instances through LISTEN/NOTIFY on its own connection.
-    const readCache = new ReadCache(pool, log, { ttlMs: config.vtnReadCacheMs });
-    cleanups.unshift(() => readCache.stop());
-    await readCache.start();
+    // The VTN's webhook dispatcher and read cache: started once the server listens, stopped
+    // before the pool closes.
+    const vtn = createVtn(pool, log, config);
+    cleanups.unshift(() => vtn.stop());
 
     let openApiJson: string | undefined;
     const routes: RouteDef[] = [];
@@ -125,8 +112,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       ...organizationClientRoutes(pool),
       ...vtnCredentialRoutes(pool),
       ...identityAdminRoutes(pool),
-      ...vtnRoutes({ pool, notificationsWritten: dispatcher.kick, allowPrivateCallbacks: config.vtnWebhookAllowPrivate, cache: readCache }),
-      ...notificationAdminRoutes(pool, dispatcher.kick),
+      ...vtn.routes,
     );
     const openApi = () =>
       buildOpenApi(routes, {
@@ -148,7 +134,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     const router = new Router(routes, { authenticate: authenticator.authenticate, rateLimits, log, translateError });
     const server = new HttpServer(router, { host: config.host, port: config.port, bodyLimit: config.bodyLimitBytes, trustProxy: config.trustProxy, log, metrics });
     const port = await server.listen();
-    if (config.vtnDispatcherEnabled) dispatcher.start();
+    vtn.start();
     const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
 
     let closing: Promise<void> | undefined;
