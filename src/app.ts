@@ -38,6 +38,7 @@ import { meterRoutes } from './meter/meterRoutes.ts';
 import { readingsRoutes } from './meter/readingsRoutes.ts';
 import { VirtualRegisters } from './meter/virtualRegisters.ts';
 import { WorkerPool } from './workerPool.ts';
+import { createVtn } from './vtn/module.ts';
 
 /** Migration folders in dependency order (DESIGN.md: products → grid → meter; auth first). */
 export const MIGRATIONS: MigrationSource[] = [
@@ -46,6 +47,7 @@ export const MIGRATIONS: MigrationSource[] = [
   { domain: 'meter', dir: 'src/meter/migrations' },
   { domain: 'grid', dir: 'src/grid/migrations' },
   { domain: 'products', dir: 'src/products/migrations' },
+  { domain: 'vtn', dir: 'src/vtn/migrations' },
 ];
 
 export interface AppOptions {
@@ -118,6 +120,11 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     metrics.gauge('db_pool_idle', 'Idle database connections', () => pool.idleCount);
     metrics.gauge('db_pool_waiting', 'Queries waiting for a database connection', () => pool.waitingCount);
 
+    // The VTN's webhook dispatcher and read cache: started once the server listens, stopped
+    // before the pool closes.
+    const vtn = createVtn(pool, log, config);
+    cleanups.unshift(() => vtn.stop());
+
     let openApiJson: string | undefined;
     const routes: RouteDef[] = [];
     routes.push(
@@ -147,6 +154,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
           { seconds: 60, max: config.rateLimitReadingsPerMinute },
         ],
       }),
+      ...vtn.routes,
     );
     const openApi = () =>
       buildOpenApi(routes, {
@@ -172,6 +180,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     const clearing = new PeriodicJob('clearing', () => clearDueOrders(pool), config.clearingIntervalMs, log);
     clearing.start();
     cleanups.unshift(() => clearing.stop());
+    vtn.start();
     const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
 
     let closing: Promise<void> | undefined;

@@ -34,6 +34,18 @@ export interface Config {
   clearingIntervalMs: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   shutdownTimeoutMs: number;
+  /** Run the VTN notification dispatcher in this instance. */
+  vtnDispatcherEnabled: boolean;
+  vtnDispatchPollMs: number;
+  vtnWebhookConcurrency: number;
+  vtnWebhookTimeoutMs: number;
+  vtnWebhookMaxAttempts: number;
+  vtnWebhookBackoffBaseMs: number;
+  vtnWebhookBackoffCapMs: number;
+  /** Accept subscription callbacks on loopback/private/link-local addresses. */
+  vtnWebhookAllowPrivate: boolean;
+  /** Lifetime of cached VTN read responses; 0 disables the cache. */
+  vtnReadCacheMs: number;
 }
 
 export interface ConfigDoc {
@@ -71,6 +83,15 @@ export const CONFIG_DOCS: ConfigDoc[] = [
   { name: 'CLEARING_INTERVAL_MS', default: '5000', description: 'How often availability orders past their expiresAt are looked for and cleared (on every instance; each order clears once).' },
   { name: 'LOG_LEVEL', default: 'info', description: 'fatal, error, warn, info, debug, trace or silent. Requests are logged at debug.' },
   { name: 'SHUTDOWN_TIMEOUT_MS', default: '30000', description: 'How long SIGTERM/SIGINT waits for in-flight requests before closing.' },
+  { name: 'VTN_DISPATCHER', default: 'true', description: 'Deliver VTN webhook notifications from this instance. Any number of instances may; each notification is claimed by one.' },
+  { name: 'VTN_DISPATCH_POLL_MS', default: '1000', description: 'How often the dispatcher looks for notifications written by other instances and for retries that fell due (its own writes wake it at once).' },
+  { name: 'VTN_WEBHOOK_CONCURRENCY', default: '64', description: 'Notifications delivered at the same time by this instance (at most one per subscription).' },
+  { name: 'VTN_WEBHOOK_TIMEOUT_MS', default: '10000', description: 'Time allowed for one webhook POST, connection to last byte of the answer.' },
+  { name: 'VTN_WEBHOOK_MAX_ATTEMPTS', default: '15', description: 'Delivery attempts before a notification is dead-lettered (visible in /api/admin/notifications).' },
+  { name: 'VTN_WEBHOOK_BACKOFF_BASE_MS', default: '1000', description: 'Retry backoff: the wait before attempt n+1 is random in [0, min(cap, base × 2^(n−1))) (full jitter).' },
+  { name: 'VTN_WEBHOOK_BACKOFF_CAP_MS', default: '600000', description: 'Retry backoff cap (10 minutes). A longer Retry-After from the receiver is honoured up to this cap.' },
+  { name: 'VTN_READ_CACHE_MS', default: '5000', description: 'VTN read responses are cached in memory and invalidated by every change, on every instance (LISTEN/NOTIFY); this is only the longest an entry is kept. 0 = no cache (every read queries PostgreSQL).' },
+  { name: 'VTN_WEBHOOK_ALLOW_PRIVATE', default: 'false', description: 'Accept and call subscription callbackUrls on loopback, private and link-local addresses (tests, closed networks). Off: such URLs are refused (400) and never called.' },
 ];
 
 export class ConfigError extends Error {
@@ -164,10 +185,20 @@ export function loadConfig(env: Env = process.env): Config {
     clearingIntervalMs: r.int('CLEARING_INTERVAL_MS', 5000, 100, 3_600_000),
     logLevel: r.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     shutdownTimeoutMs: r.int('SHUTDOWN_TIMEOUT_MS', 30_000, 0, 600_000),
+    vtnDispatcherEnabled: r.bool('VTN_DISPATCHER', true),
+    vtnDispatchPollMs: r.int('VTN_DISPATCH_POLL_MS', 1000, 10, 600_000),
+    vtnWebhookConcurrency: r.int('VTN_WEBHOOK_CONCURRENCY', 64, 1, 1000),
+    vtnWebhookTimeoutMs: r.int('VTN_WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
+    vtnWebhookMaxAttempts: r.int('VTN_WEBHOOK_MAX_ATTEMPTS', 15, 1, 100),
+    vtnWebhookBackoffBaseMs: r.int('VTN_WEBHOOK_BACKOFF_BASE_MS', 1000, 1, 3_600_000),
+    vtnWebhookBackoffCapMs: r.int('VTN_WEBHOOK_BACKOFF_CAP_MS', 600_000, 1, 86_400_000),
+    vtnWebhookAllowPrivate: r.bool('VTN_WEBHOOK_ALLOW_PRIVATE', false),
+    vtnReadCacheMs: r.int('VTN_READ_CACHE_MS', 5000, 0, 3_600_000),
   };
   if (config.timeseriesBackend === 'questdb' && (!config.questdbHttpUrl || !config.questdbPgUrl)) {
     r.problems.push('TIMESERIES_BACKEND=questdb needs QUESTDB_HTTP_URL and QUESTDB_PG_URL');
   }
+  if (config.vtnWebhookBackoffCapMs < config.vtnWebhookBackoffBaseMs) r.problems.push('VTN_WEBHOOK_BACKOFF_CAP_MS must not be below VTN_WEBHOOK_BACKOFF_BASE_MS');
   if (r.problems.length > 0) throw new ConfigError(r.problems);
   return config;
 }

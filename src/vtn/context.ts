@@ -1,0 +1,100 @@
+// What every VTN route shares: its dependencies, the write transaction that also writes the
+// outbox, the common query parameters (paging, targets, time window) and JSON replies built
+// from stored documents.
+import { badRequest } from '../http/errors.ts';
+import { INT32_MAX } from '../http/schemas.ts';
+import type { ApiReply } from '../http/types.ts';
+import { parseUtcTimestamp } from '../http/validation.ts';
+import { withTransaction, type Pool, type PoolClient } from '../store/database.ts';
+import { enqueueNotifications, type Change } from './outbox.ts';
+import { GROUP_OF, type ReadCache } from './readCache.ts';
+import { objectId } from './schemas.ts';
+import { filterKeys } from './targets.ts';
+
+export interface VtnDeps {
+  pool: Pool;
+  /** Called after a commit that wrote notifications (wakes the local dispatcher). */
+  notificationsWritten: () => void;
+  /** Accept callback URLs on loopback and private addresses (tests, closed networks). */
+  allowPrivateCallbacks: boolean;
+  cache: ReadCache;
+}
+
+export const TAG_PREFIX = 'OpenADR VTN';
+export const VTN = '/api/openadr/v1';
+
+/** Runs a change, its outbox rows and its cache invalidation notice in one transaction;
+ * after the commit, invalidates this instance's cache and wakes the dispatcher. */
+export async function mutate<T>(deps: VtnDeps, fn: (tx: PoolClient) => Promise<{ result: T; changes: Change[] }>): Promise<T> {
+  let written = 0;
+  let changed: Change[] = [];
+  const result = await withTransaction(deps.pool, async (tx) => {
+    written = 0;
+    const { result, changes } = await fn(tx);
+    changed = changes;
+    for (const change of changes) written += await enqueueNotifications(tx, change);
+    if (changes.length > 0) await deps.cache.announce(tx, changes[0]!.organizationId, changes.map((c) => GROUP_OF[c.kind]));
+    return result;
+  });
+  for (const change of changed) deps.cache.bump(change.organizationId, GROUP_OF[change.kind]);
+  if (written > 0) deps.notificationsWritten();
+  return result;
+}
+
+/** A reply whose body is JSON already (stored documents, text or encoded). */
+export function jsonReply(status: number, json: string | Buffer): ApiReply {
+  return { status, raw: json };
+}
+
+export const pageQuery = {
+  skip: { type: 'integer', minimum: 0, maximum: INT32_MAX, default: 0, description: 'Objects to skip (paging).' },
+  limit: { type: 'integer', minimum: 1, maximum: 50, default: 50, description: 'Maximum objects returned, 1–50 (default 50).' },
+} as const;
+
+export const targetQuery = {
+  targetType: { type: 'string', minLength: 1, maxLength: 128, description: 'With targetValues: keep objects having a target of this type with any of the values.' },
+  targetValues: { type: 'array', items: { type: 'string', maxLength: 1024 }, minItems: 1, description: 'Values of targetType (repeat the parameter or separate with commas).' },
+} as const;
+
+export const windowQuery = {
+  'x-start': { type: 'string', format: 'utc-date-time', description: 'Extension: keep objects whose time span overlaps [x-start, x-end).' },
+  'x-end': { type: 'string', format: 'utc-date-time', description: 'Extension: see x-start.' },
+} as const;
+
+export const idQuery = objectId;
+
+export interface PageParams {
+  skip: number;
+  limit: number;
+}
+
+export interface TargetParams {
+  targetType?: string;
+  targetValues?: string[];
+}
+
+/** The target filter's keys, or undefined; one parameter without the other is an error. */
+export function targetFilter(q: TargetParams): string[] | undefined {
+  const hasType = q.targetType !== undefined;
+  const hasValues = q.targetValues !== undefined;
+  if (hasType !== hasValues) {
+    const missing = hasType ? 'targetValues' : 'targetType';
+    throw badRequest('targetType and targetValues go together', [{ path: `query.${missing}`, message: `is required with ${hasType ? 'targetType' : 'targetValues'}` }]);
+  }
+  return hasType ? filterKeys(q.targetType!, q.targetValues!) : undefined;
+}
+
+export interface WindowParams {
+  'x-start'?: string;
+  'x-end'?: string;
+}
+
+/** The [x-start, x-end) window, checked to be non-empty. */
+export function timeWindow(q: WindowParams): { start?: string; end?: string } {
+  const start = q['x-start'];
+  const end = q['x-end'];
+  if (start !== undefined && end !== undefined && parseUtcTimestamp(start)! >= parseUtcTimestamp(end)!) {
+    throw badRequest('x-end must be after x-start', [{ path: 'query.x-end', message: 'must be after x-start' }]);
+  }
+  return { start, end };
+}

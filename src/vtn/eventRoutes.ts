@@ -1,0 +1,31 @@
+// /api/openadr/v1/events — events of the caller's VTN.
+import { querySchema } from '../http/schemas.ts';
+import type { RouteDef } from '../http/types.ts';
+import { SCOPES } from './access.ts';
+import { pageQuery, targetQuery, VTN, windowQuery, type VtnDeps } from './context.ts';
+import { collectionRoutes } from './crud.ts';
+import { createEvent, deleteEvent, getEvent, listEvents, updateEvent, type EventBody, type EventQuery } from './events.ts';
+import { eventSchema, objectId } from './schemas.ts';
+
+export function eventRoutes(deps: VtnDeps): RouteDef[] {
+  return collectionRoutes<EventQuery, EventBody>({
+    path: `${VTN}/events`,
+    idParam: 'eventID',
+    noun: 'event',
+    schema: eventSchema,
+    query: querySchema({ programID: { ...objectId, description: 'Keep events of this program.' }, ...targetQuery, ...pageQuery, ...windowQuery }),
+    readScopes: SCOPES.readEvents,
+    writeScopes: SCOPES.writeEvents,
+    cache: deps.cache,
+    readsFrom: (caller) => (caller.ven ? ['EVENT', 'VEN'] : ['EVENT']),
+    notes: {
+      list: 'By priority (lower first, none last), then creation. x-start/x-end keep events whose span (docs/vtn.md) overlaps the window. VEN clients see untargeted events and those targeting one of their VENs.',
+      create: 'programID must name an existing program (400).',
+    },
+    list: (caller, q) => listEvents(deps.pool, caller, q),
+    create: (caller, body) => createEvent(deps, caller, body),
+    get: (caller, id) => getEvent(deps.pool, caller, id),
+    update: (caller, id, body) => updateEvent(deps, caller, id, body),
+    remove: (caller, id) => deleteEvent(deps, caller, id),
+  });
+}

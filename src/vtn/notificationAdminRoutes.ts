@@ -1,0 +1,129 @@
+// /api/admin/notifications — what the webhook dispatcher is doing, for operators (global
+// administrators): notifications by state (pending, delivered, dead) with their last error, and
+// the retry of a dead one. Bearer tokens are never shown.
+import { conflict, notFound } from '../http/errors.ts';
+import { arrayOf, dateTime, int32Id, objectSchema, pageQueryProperties, querySchema } from '../http/schemas.ts';
+import type { ApiRequest, AuthRequirement, RouteDef } from '../http/types.ts';
+import type { Queryable } from '../store/database.ts';
+import { notificationSchema, OBJECT_KINDS, objectId } from './schemas.ts';
+
+const ADMIN: AuthRequirement = { globalAdmin: true };
+const TAGS = ['Admin: VTN notifications'];
+const STATES = ['pending', 'delivered', 'dead'] as const;
+
+const notificationStatusSchema = objectSchema(
+  {
+    id: { type: 'string', format: 'uuid', description: 'The notification id (body notificationID, header X-Notification-Id).' },
+    organizationId: int32Id,
+    subscriptionID: { type: 'string' },
+    callbackUrl: { type: 'string' },
+    objectType: { type: 'string', enum: [...OBJECT_KINDS] },
+    operation: { type: 'string', enum: ['POST', 'PUT', 'DELETE'] },
+    objectID: { type: 'string' },
+    state: { type: 'string', enum: [...STATES] },
+    attempts: { type: 'integer', description: 'Delivery attempts made.' },
+    lastStatus: { type: ['integer', 'null'], description: 'HTTP status of the last answer, if any.' },
+    lastError: { type: ['string', 'null'], description: 'Why the last failed attempt failed.' },
+    createdAt: dateTime,
+    nextAttemptAt: { type: ['string', 'null'], format: 'date-time', description: 'When a pending notification is tried next.' },
+    deliveredAt: { type: ['string', 'null'], format: 'date-time' },
+  },
+  ['id', 'organizationId', 'subscriptionID', 'callbackUrl', 'objectType', 'operation', 'objectID', 'state', 'attempts', 'lastStatus', 'lastError', 'createdAt', 'nextAttemptAt', 'deliveredAt'],
+  { title: 'VtnNotificationStatus' },
+);
+
+const detailSchema = objectSchema(
+  { ...(notificationStatusSchema.properties as Record<string, unknown>), body: notificationSchema },
+  [...(notificationStatusSchema.required as string[]), 'body'],
+  { title: 'VtnNotificationDetail' },
+);
+
+const COLUMNS = `n.notification_id AS id, n.organization_id AS "organizationId", n.subscription_id AS "subscriptionID", n.callback_url AS "callbackUrl",
+  c.object_type AS "objectType", c.operation, c.object_id AS "objectID", n.state, n.attempts, n.last_status AS "lastStatus", n.last_error AS "lastError",
+  n.created_at AS "createdAt", CASE WHEN n.state = 'pending' THEN n.next_attempt_at END AS "nextAttemptAt", n.delivered_at AS "deliveredAt"`;
+const FROM = 'vtn_notifications n JOIN vtn_changes c ON c.id = n.change_id';
+const idParams = objectSchema({ notificationId: { type: 'string', format: 'uuid' } }, ['notificationId']);
+
+interface ListQuery {
+  state?: string;
+  organizationId?: number;
+  subscriptionID?: string;
+  limit: number;
+  offset: number;
+}
+
+async function list(db: Queryable, q: ListQuery): Promise<unknown[]> {
+  const { rows } = await db.query(
+    `SELECT ${COLUMNS} FROM ${FROM}
+     WHERE ($1::text IS NULL OR n.state = $1) AND ($2::int IS NULL OR n.organization_id = $2) AND ($3::text IS NULL OR n.subscription_id = $3)
+     ORDER BY n.id LIMIT $4 OFFSET $5`,
+    [q.state ?? null, q.organizationId ?? null, q.subscriptionID ?? null, q.limit, q.offset],
+  );
+  return rows;
+}
+
+export function notificationAdminRoutes(db: Queryable, onRetry: () => void): RouteDef[] {
+  return [
+    {
+      method: 'GET',
+      path: '/api/admin/notifications',
+      summary: 'List VTN webhook notifications',
+      description: 'Oldest first. Filter by state (pending, delivered, dead), organization and subscription.',
+      tags: TAGS,
+      auth: ADMIN,
+      query: querySchema({
+        state: { type: 'string', enum: [...STATES] },
+        organizationId: int32Id,
+        subscriptionID: objectId,
+        ...pageQueryProperties,
+      }),
+      responses: { 200: { description: 'The notifications', schema: arrayOf(notificationStatusSchema) } },
+      handler: async (req: ApiRequest<unknown, ListQuery>) => ({ status: 200, body: await list(db, req.query) }),
+    },
+    {
+      method: 'GET',
+      path: '/api/admin/notifications/:notificationId',
+      summary: 'Get a VTN webhook notification with the body it sends',
+      tags: TAGS,
+      auth: ADMIN,
+      params: idParams,
+      responses: { 200: { description: 'The notification', schema: detailSchema } },
+      handler: async (req: ApiRequest<{ notificationId: string }>) => {
+        const { rows } = await db.query(
+          `SELECT ${COLUMNS}, json_build_object('notificationID', n.notification_id, 'objectType', c.object_type, 'operation', c.operation, 'object', c.object, 'targets', c.targets) AS body
+           FROM ${FROM} WHERE n.notification_id = $1`,
+          [req.params.notificationId],
+        );
+        if (!rows[0]) throw notFound(`Notification ${req.params.notificationId}`);
+        return { status: 200, body: rows[0] };
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/admin/notifications/:notificationId/retry',
+      summary: 'Retry a dead VTN webhook notification',
+      description: 'Puts a dead notification back in its subscription’s queue with a fresh attempt count; it is sent next for that subscription. 409 unless it is dead.',
+      tags: TAGS,
+      auth: ADMIN,
+      params: idParams,
+      responses: { 200: { description: 'The notification, pending again', schema: notificationStatusSchema } },
+      handler: async (req: ApiRequest<{ notificationId: string }>) => {
+        const { rows } = await db.query(
+          `WITH retried AS (
+             UPDATE vtn_notifications SET state = 'pending', attempts = 0, next_attempt_at = now(), locked_until = NULL, locked_by = NULL, updated_at = now()
+             WHERE notification_id = $1 AND state = 'dead' RETURNING *
+           )
+           SELECT ${COLUMNS} FROM retried n JOIN vtn_changes c ON c.id = n.change_id`,
+          [req.params.notificationId],
+        );
+        if (!rows[0]) {
+          const exists = await db.query('SELECT state FROM vtn_notifications WHERE notification_id = $1', [req.params.notificationId]);
+          if (!exists.rows[0]) throw notFound(`Notification ${req.params.notificationId}`);
+          throw conflict(`Notification ${req.params.notificationId} is ${exists.rows[0].state}; only dead notifications can be retried`);
+        }
+        onRetry();
+        return { status: 200, body: rows[0] };
+      },
+    },
+  ];
+}

@@ -1,0 +1,78 @@
+// Row-level operations every object kind shares: find one object the caller may see (optionally
+// locked for an update), insert, update and delete rows, and the privacy condition that limits
+// a VEN client to its own objects and to what targets it.
+import type { Queryable } from '../store/database.ts';
+import type { VtnCaller } from './access.ts';
+import { query, Where } from './sql.ts';
+import { venReachSql } from './targets.ts';
+
+export type Visibility = 'targeted' | 'owned' | 'ven' | 'resource';
+
+/** SQL condition on alias `t` limiting a VEN client; undefined for business-logic clients. */
+export function visibleTo(caller: VtnCaller, visibility: Visibility, w: Where): string | undefined {
+  if (!caller.ven) return undefined;
+  const client = w.param(caller.clientId);
+  switch (visibility) {
+    case 'targeted':
+      // Untargeted programs and events are for everyone; targeted ones for the VENs they name.
+      return `(cardinality(t.target_keys) = 0 OR t.target_keys && ${venReachSql('t.organization_id', client)})`;
+    case 'owned':
+      return `t.owner_client_id = ${client}`;
+    case 'ven':
+      return `t.client_id = ${client}`;
+    case 'resource':
+      return `EXISTS (SELECT 1 FROM vtn_vens v WHERE v.organization_id = t.organization_id AND v.id = t.ven_id AND v.client_id = ${client})`;
+  }
+}
+
+export interface FoundRow {
+  doc: string;
+  createdDateTime: string;
+  modificationDateTime: string;
+  [column: string]: unknown;
+}
+
+export interface FindOptions {
+  visibility: Visibility;
+  /** Extra columns to return (SQL on alias `t`). */
+  columns?: string;
+  /** Extra conditions (e.g. the resource's VEN). */
+  where?: (w: Where) => void;
+  /** Lock the row for an update or delete in this transaction. */
+  forUpdate?: boolean;
+  /** SQL producing the served JSON text (default: the stored document). */
+  docExpression?: string;
+}
+
+/** One object of the caller's VTN that the caller may see, or undefined (→ 404). */
+export async function findObject(db: Queryable, table: string, caller: VtnCaller, id: string, options: FindOptions): Promise<FoundRow | undefined> {
+  const w = new Where();
+  w.add(`t.organization_id = ${w.param(caller.organizationId)}`).add(`t.id = ${w.param(id)}`);
+  options.where?.(w);
+  const visible = visibleTo(caller, options.visibility, w);
+  if (visible) w.add(visible);
+  const columns = options.columns ? `, ${options.columns}` : '';
+  const rows = await query<FoundRow>(
+    db,
+    `SELECT ${options.docExpression ?? 't.doc::text'} AS doc, t.doc->>'createdDateTime' AS "createdDateTime", t.doc->>'modificationDateTime' AS "modificationDateTime"${columns}
+     FROM ${table} t ${w.sql}${options.forUpdate ? ' FOR UPDATE' : ''}`,
+    w.values,
+  );
+  return rows[0];
+}
+
+export async function insertRow(tx: Queryable, table: string, columns: Record<string, unknown>): Promise<void> {
+  const names = Object.keys(columns);
+  const text = `INSERT INTO ${table} (${names.join(', ')}) VALUES (${names.map((_, i) => `$${i + 1}`).join(', ')})`;
+  await query(tx, text, Object.values(columns));
+}
+
+export async function updateRow(tx: Queryable, table: string, organizationId: number, id: string, columns: Record<string, unknown>): Promise<void> {
+  const names = Object.keys(columns);
+  const text = `UPDATE ${table} SET ${names.map((n, i) => `${n} = $${i + 3}`).join(', ')} WHERE organization_id = $1 AND id = $2`;
+  await query(tx, text, [organizationId, id, ...Object.values(columns)]);
+}
+
+export async function deleteRow(tx: Queryable, table: string, organizationId: number, id: string): Promise<void> {
+  await query(tx, `DELETE FROM ${table} WHERE organization_id = $1 AND id = $2`, [organizationId, id]);
+}

@@ -1,0 +1,102 @@
+// Programs: SQL and rules. programName is unique within the VTN (409); a program that still
+// has events cannot be deleted (409, no cascade).
+import { conflict } from '../http/errors.ts';
+import type { Queryable } from '../store/database.ts';
+import type { VtnCaller } from './access.ts';
+import { mutate, targetFilter, type PageParams, type TargetParams, type VtnDeps } from './context.ts';
+import { deleteRow, findObject, insertRow, updateRow, visibleTo } from './objects.ts';
+import type { Change } from './outbox.ts';
+import { documentOf, listDocuments, newObjectId, nextModification, query, violatedUnique, Where } from './sql.ts';
+import { targetKeys, type ValuesMap } from './targets.ts';
+
+const TABLE = 'vtn_programs';
+
+export interface ProgramBody {
+  programName: string;
+  targets?: ValuesMap[] | null;
+  [field: string]: unknown;
+}
+
+export type ProgramQuery = PageParams & TargetParams;
+
+export function listPrograms(db: Queryable, caller: VtnCaller, q: ProgramQuery): Promise<string> {
+  const keys = targetFilter(q);
+  const w = new Where();
+  w.add(`t.organization_id = ${w.param(caller.organizationId)}`);
+  if (keys) w.add(`t.target_keys && ${w.param(keys)}::text[]`);
+  const visible = visibleTo(caller, 'targeted', w);
+  if (visible) w.add(visible);
+  return listDocuments(db, TABLE, w, ['seq'], q);
+}
+
+export async function getProgram(db: Queryable, caller: VtnCaller, id: string): Promise<string | undefined> {
+  return (await findObject(db, TABLE, caller, id, { visibility: 'targeted' }))?.doc;
+}
+
+/** Whether the program exists and the caller may see it (reference checks). */
+export async function programVisible(db: Queryable, caller: VtnCaller, id: string): Promise<boolean> {
+  return (await findObject(db, TABLE, caller, id, { visibility: 'targeted' })) !== undefined;
+}
+
+function change(caller: VtnCaller, operation: Change['operation'], id: string, doc: string, targets: ValuesMap[] | null | undefined): Change {
+  return { organizationId: caller.organizationId, kind: 'PROGRAM', operation, objectId: id, doc, targets, targetKeys: targetKeys(targets), programId: id, ownerClientId: null };
+}
+
+function nameTaken(err: unknown, name: string): unknown {
+  return violatedUnique(err) === 'vtn_programs_name_key' ? conflict(`programName ${JSON.stringify(name)} is already used in this VTN`) : err;
+}
+
+export async function createProgram(deps: VtnDeps, caller: VtnCaller, body: ProgramBody): Promise<string> {
+  const now = new Date().toISOString();
+  const stamp = { id: newObjectId(), createdDateTime: now, modificationDateTime: now };
+  const doc = JSON.stringify(documentOf('PROGRAM', stamp, body));
+  try {
+    return await mutate(deps, async (tx) => {
+      await insertRow(tx, TABLE, {
+        organization_id: caller.organizationId,
+        id: stamp.id,
+        program_name: body.programName,
+        target_keys: targetKeys(body.targets),
+        created_at: now,
+        modified_at: now,
+        doc,
+      });
+      return { result: doc, changes: [change(caller, 'POST', stamp.id, doc, body.targets)] };
+    });
+  } catch (err) {
+    throw nameTaken(err, body.programName);
+  }
+}
+
+export async function updateProgram(deps: VtnDeps, caller: VtnCaller, id: string, body: ProgramBody): Promise<string | undefined> {
+  try {
+    return await mutate(deps, async (tx) => {
+      const found = await findObject(tx, TABLE, caller, id, { visibility: 'targeted', forUpdate: true });
+      if (!found) return { result: undefined, changes: [] };
+      const stamp = { id, createdDateTime: found.createdDateTime, modificationDateTime: nextModification(found.modificationDateTime) };
+      const doc = JSON.stringify(documentOf('PROGRAM', stamp, body));
+      await updateRow(tx, TABLE, caller.organizationId, id, {
+        program_name: body.programName,
+        target_keys: targetKeys(body.targets),
+        modified_at: stamp.modificationDateTime,
+        doc,
+      });
+      return { result: doc, changes: [change(caller, 'PUT', id, doc, body.targets)] };
+    });
+  } catch (err) {
+    throw nameTaken(err, body.programName);
+  }
+}
+
+export async function deleteProgram(deps: VtnDeps, caller: VtnCaller, id: string): Promise<string | undefined> {
+  return mutate(deps, async (tx) => {
+    const found = await findObject(tx, TABLE, caller, id, { visibility: 'targeted', forUpdate: true, columns: 't.doc->\'targets\' AS targets' });
+    if (!found) return { result: undefined, changes: [] };
+    // The foreign key from events refuses too; this check gives the reason in words.
+    const events = await query<{ n: number }>(tx, 'SELECT count(*) AS n FROM vtn_events WHERE organization_id = $1 AND program_id = $2', [caller.organizationId, id]);
+    const count = events[0]!.n;
+    if (count > 0) throw conflict(`Program ${id} still has ${count} event${count === 1 ? '' : 's'}; delete them first (programs are not deleted with their events)`);
+    await deleteRow(tx, TABLE, caller.organizationId, id);
+    return { result: found.doc, changes: [change(caller, 'DELETE', id, found.doc, found.targets as ValuesMap[] | null)] };
+  });
+}

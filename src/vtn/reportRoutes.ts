@@ -1,0 +1,37 @@
+// /api/openadr/v1/reports — reports of the caller's VTN.
+import { querySchema } from '../http/schemas.ts';
+import type { RouteDef } from '../http/types.ts';
+import { SCOPES } from './access.ts';
+import { pageQuery, VTN, windowQuery, type VtnDeps } from './context.ts';
+import { collectionRoutes } from './crud.ts';
+import { createReport, deleteReport, getReport, listReports, updateReport, type ReportBody, type ReportQuery } from './reports.ts';
+import { name128, objectId, reportSchema } from './schemas.ts';
+
+export function reportRoutes(deps: VtnDeps): RouteDef[] {
+  return collectionRoutes<ReportQuery, ReportBody>({
+    path: `${VTN}/reports`,
+    idParam: 'reportID',
+    noun: 'report',
+    schema: reportSchema,
+    query: querySchema({
+      programID: { ...objectId, description: 'Keep reports of this program.' },
+      eventID: { ...objectId, description: 'Keep reports of this event.' },
+      clientName: { ...name128, description: 'Keep reports with this clientName.' },
+      ...pageQuery,
+      ...windowQuery,
+    }),
+    readScopes: SCOPES.readReports,
+    writeScopes: SCOPES.writeReports,
+    cache: deps.cache,
+    readsFrom: () => ['REPORT'],
+    notes: {
+      list: 'In creation order. x-start/x-end keep reports whose span (the hull of their resources’ intervals, docs/vtn.md) overlaps the window. VEN clients see only the reports they created.',
+      create: 'programID and eventID must name an existing program and an event of that program (400).',
+    },
+    list: (caller, q) => listReports(deps.pool, caller, q),
+    create: (caller, body) => createReport(deps, caller, body),
+    get: (caller, id) => getReport(deps.pool, caller, id),
+    update: (caller, id, body) => updateReport(deps, caller, id, body),
+    remove: (caller, id) => deleteReport(deps, caller, id),
+  });
+}

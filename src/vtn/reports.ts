@@ -1,0 +1,94 @@
+// Reports: SQL and rules. programID and eventID must name an existing program and an event of
+// that program, visible to the caller (400). A report belongs to the credential that created
+// it: VEN clients see and change only their own. Reports are records: deleting their event
+// later leaves them in place.
+import { badRequest } from '../http/errors.ts';
+import type { Queryable } from '../store/database.ts';
+import type { VtnCaller } from './access.ts';
+import { mutate, type PageParams, type VtnDeps, type WindowParams } from './context.ts';
+import { addWindow, findEventProgram } from './events.ts';
+import { deleteRow, findObject, insertRow, updateRow, visibleTo } from './objects.ts';
+import type { Change } from './outbox.ts';
+import { programVisible } from './programs.ts';
+import { documentOf, listDocuments, newObjectId, nextModification, Where } from './sql.ts';
+import { reportSpan, spanColumns, type Period } from './timeSpan.ts';
+
+const TABLE = 'vtn_reports';
+
+export interface ReportBody {
+  programID: string;
+  eventID: string;
+  clientName: string;
+  resources?: { intervalPeriod?: Period | null; intervals?: { intervalPeriod?: Period | null }[] | null }[] | null;
+  [field: string]: unknown;
+}
+
+export type ReportQuery = PageParams & WindowParams & { programID?: string; eventID?: string; clientName?: string };
+
+export function listReports(db: Queryable, caller: VtnCaller, q: ReportQuery): Promise<string> {
+  const w = new Where();
+  w.add(`t.organization_id = ${w.param(caller.organizationId)}`);
+  if (q.programID !== undefined) w.add(`t.program_id = ${w.param(q.programID)}`);
+  if (q.eventID !== undefined) w.add(`t.event_id = ${w.param(q.eventID)}`);
+  if (q.clientName !== undefined) w.add(`t.client_name = ${w.param(q.clientName)}`);
+  addWindow(w, q);
+  const visible = visibleTo(caller, 'owned', w);
+  if (visible) w.add(visible);
+  return listDocuments(db, TABLE, w, ['seq'], q);
+}
+
+export async function getReport(db: Queryable, caller: VtnCaller, id: string): Promise<string | undefined> {
+  return (await findObject(db, TABLE, caller, id, { visibility: 'owned' }))?.doc;
+}
+
+function change(caller: VtnCaller, operation: Change['operation'], id: string, doc: string, programId: string, owner: string): Change {
+  return { organizationId: caller.organizationId, kind: 'REPORT', operation, objectId: id, doc, targets: null, targetKeys: [], programId, ownerClientId: owner };
+}
+
+async function checkReferences(db: Queryable, caller: VtnCaller, body: ReportBody): Promise<void> {
+  if (!(await programVisible(db, caller, body.programID))) {
+    throw badRequest(`Program ${body.programID} does not exist`, [{ path: 'programID', message: 'must name an existing program' }]);
+  }
+  const eventProgram = await findEventProgram(db, caller, body.eventID);
+  if (eventProgram === undefined) throw badRequest(`Event ${body.eventID} does not exist`, [{ path: 'eventID', message: 'must name an existing event' }]);
+  if (eventProgram !== body.programID) {
+    throw badRequest(`Event ${body.eventID} belongs to program ${eventProgram}, not ${body.programID}`, [{ path: 'eventID', message: 'must be an event of programID' }]);
+  }
+}
+
+function columns(body: ReportBody, doc: string) {
+  const [spanStart, spanEnd] = spanColumns(reportSpan(body.resources));
+  return { program_id: body.programID, event_id: body.eventID, client_name: body.clientName, span_start: spanStart, span_end: spanEnd, doc };
+}
+
+export async function createReport(deps: VtnDeps, caller: VtnCaller, body: ReportBody): Promise<string> {
+  const now = new Date().toISOString();
+  const stamp = { id: newObjectId(), createdDateTime: now, modificationDateTime: now };
+  const doc = JSON.stringify(documentOf('REPORT', stamp, body));
+  return mutate(deps, async (tx) => {
+    await checkReferences(tx, caller, body);
+    await insertRow(tx, TABLE, { organization_id: caller.organizationId, id: stamp.id, owner_client_id: caller.clientId, created_at: now, modified_at: now, ...columns(body, doc) });
+    return { result: doc, changes: [change(caller, 'POST', stamp.id, doc, body.programID, caller.clientId)] };
+  });
+}
+
+export async function updateReport(deps: VtnDeps, caller: VtnCaller, id: string, body: ReportBody): Promise<string | undefined> {
+  return mutate(deps, async (tx) => {
+    const found = await findObject(tx, TABLE, caller, id, { visibility: 'owned', forUpdate: true, columns: 't.owner_client_id AS owner' });
+    if (!found) return { result: undefined, changes: [] };
+    await checkReferences(tx, caller, body);
+    const stamp = { id, createdDateTime: found.createdDateTime, modificationDateTime: nextModification(found.modificationDateTime) };
+    const doc = JSON.stringify(documentOf('REPORT', stamp, body));
+    await updateRow(tx, TABLE, caller.organizationId, id, { modified_at: stamp.modificationDateTime, ...columns(body, doc) });
+    return { result: doc, changes: [change(caller, 'PUT', id, doc, body.programID, found.owner as string)] };
+  });
+}
+
+export async function deleteReport(deps: VtnDeps, caller: VtnCaller, id: string): Promise<string | undefined> {
+  return mutate(deps, async (tx) => {
+    const found = await findObject(tx, TABLE, caller, id, { visibility: 'owned', forUpdate: true, columns: 't.owner_client_id AS owner, t.program_id AS "programId"' });
+    if (!found) return { result: undefined, changes: [] };
+    await deleteRow(tx, TABLE, caller.organizationId, id);
+    return { result: found.doc, changes: [change(caller, 'DELETE', id, found.doc, found.programId as string, found.owner as string)] };
+  });
+}

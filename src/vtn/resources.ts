@@ -1,0 +1,101 @@
+// Resources of a VEN: SQL and rules. The VEN in the path must exist and be visible to the caller
+// (404); resourceName is unique within the VEN (409); venID is taken from the path.
+import { conflict, notFound } from '../http/errors.ts';
+import type { Queryable } from '../store/database.ts';
+import type { VtnCaller } from './access.ts';
+import { mutate, targetFilter, type PageParams, type TargetParams, type VtnDeps } from './context.ts';
+import { deleteRow, findObject, insertRow, updateRow } from './objects.ts';
+import type { Change } from './outbox.ts';
+import { documentOf, listDocuments, newObjectId, nextModification, violatedUnique, Where } from './sql.ts';
+import { targetKeys, type ValuesMap } from './targets.ts';
+
+const TABLE = 'vtn_resources';
+
+export interface ResourceBody {
+  resourceName: string;
+  targets?: ValuesMap[] | null;
+  [field: string]: unknown;
+}
+
+export type ResourceQuery = PageParams & TargetParams & { resourceName?: string };
+
+/** The VEN's credential binding (null = unbound) if the caller may see the VEN; else 404. */
+async function requireVen(db: Queryable, caller: VtnCaller, venId: string): Promise<string | null> {
+  const found = await findObject(db, 'vtn_vens', caller, venId, { visibility: 'ven', columns: 't.client_id AS "clientId"' });
+  if (!found) throw notFound(`Ven ${venId}`);
+  return found.clientId as string | null;
+}
+
+const inVen = (venId: string) => (w: Where) => void w.add(`t.ven_id = ${w.param(venId)}`);
+
+export async function listResources(db: Queryable, caller: VtnCaller, venId: string, q: ResourceQuery): Promise<string> {
+  const keys = targetFilter(q);
+  await requireVen(db, caller, venId);
+  const w = new Where();
+  w.add(`t.organization_id = ${w.param(caller.organizationId)}`).add(`t.ven_id = ${w.param(venId)}`);
+  if (q.resourceName !== undefined) w.add(`t.resource_name = ${w.param(q.resourceName)}`);
+  if (keys) w.add(`t.target_keys && ${w.param(keys)}::text[]`);
+  return listDocuments(db, TABLE, w, ['seq'], q);
+}
+
+export async function getResource(db: Queryable, caller: VtnCaller, venId: string, id: string): Promise<string | undefined> {
+  return (await findObject(db, TABLE, caller, id, { visibility: 'resource', where: inVen(venId) }))?.doc;
+}
+
+export function resourceChange(caller: VtnCaller, operation: Change['operation'], id: string, doc: string, targets: ValuesMap[] | null | undefined, venClient: string | null): Change {
+  return { organizationId: caller.organizationId, kind: 'RESOURCE', operation, objectId: id, doc, targets, targetKeys: targetKeys(targets), programId: null, ownerClientId: venClient };
+}
+
+function nameTaken(err: unknown, name: string): unknown {
+  return violatedUnique(err) === 'vtn_resources_name_key' ? conflict(`resourceName ${JSON.stringify(name)} is already used in this VEN`) : err;
+}
+
+export async function createResource(deps: VtnDeps, caller: VtnCaller, venId: string, body: ResourceBody): Promise<string> {
+  const now = new Date().toISOString();
+  const stamp = { id: newObjectId(), createdDateTime: now, modificationDateTime: now };
+  const doc = JSON.stringify(documentOf('RESOURCE', stamp, body, { venID: venId }, ['venID']));
+  try {
+    return await mutate(deps, async (tx) => {
+      const venClient = await requireVen(tx, caller, venId);
+      await insertRow(tx, TABLE, {
+        organization_id: caller.organizationId,
+        id: stamp.id,
+        ven_id: venId,
+        resource_name: body.resourceName,
+        target_keys: targetKeys(body.targets),
+        created_at: now,
+        modified_at: now,
+        doc,
+      });
+      return { result: doc, changes: [resourceChange(caller, 'POST', stamp.id, doc, body.targets, venClient)] };
+    });
+  } catch (err) {
+    throw nameTaken(err, body.resourceName);
+  }
+}
+
+export async function updateResource(deps: VtnDeps, caller: VtnCaller, venId: string, id: string, body: ResourceBody): Promise<string | undefined> {
+  try {
+    return await mutate(deps, async (tx) => {
+      const found = await findObject(tx, TABLE, caller, id, { visibility: 'resource', where: inVen(venId), forUpdate: true });
+      if (!found) return { result: undefined, changes: [] };
+      const venClient = await requireVen(tx, caller, venId);
+      const stamp = { id, createdDateTime: found.createdDateTime, modificationDateTime: nextModification(found.modificationDateTime) };
+      const doc = JSON.stringify(documentOf('RESOURCE', stamp, body, { venID: venId }, ['venID']));
+      await updateRow(tx, TABLE, caller.organizationId, id, { resource_name: body.resourceName, target_keys: targetKeys(body.targets), modified_at: stamp.modificationDateTime, doc });
+      return { result: doc, changes: [resourceChange(caller, 'PUT', id, doc, body.targets, venClient)] };
+    });
+  } catch (err) {
+    throw nameTaken(err, body.resourceName);
+  }
+}
+
+export async function deleteResource(deps: VtnDeps, caller: VtnCaller, venId: string, id: string): Promise<string | undefined> {
+  return mutate(deps, async (tx) => {
+    const found = await findObject(tx, TABLE, caller, id, { visibility: 'resource', where: inVen(venId), forUpdate: true, columns: `t.doc->'targets' AS targets` });
+    if (!found) return { result: undefined, changes: [] };
+    const venClient = await requireVen(tx, caller, venId);
+    await deleteRow(tx, TABLE, caller.organizationId, id);
+    return { result: found.doc, changes: [resourceChange(caller, 'DELETE', id, found.doc, found.targets as ValuesMap[] | null, venClient)] };
+  });
+}

@@ -1,0 +1,47 @@
+// /api/openadr/v1/subscriptions — webhook subscriptions of the caller's VTN.
+import { querySchema } from '../http/schemas.ts';
+import type { RouteDef } from '../http/types.ts';
+import { SCOPES } from './access.ts';
+import { pageQuery, targetQuery, VTN, type VtnDeps } from './context.ts';
+import { collectionRoutes } from './crud.ts';
+import { name128, OBJECT_KINDS, objectId, subscriptionSchema } from './schemas.ts';
+import {
+  createSubscription,
+  deleteSubscription,
+  getSubscription,
+  listSubscriptions,
+  updateSubscription,
+  type SubscriptionBody,
+  type SubscriptionQuery,
+} from './subscriptions.ts';
+
+export function subscriptionRoutes(deps: VtnDeps): RouteDef[] {
+  return collectionRoutes<SubscriptionQuery, SubscriptionBody>({
+    path: `${VTN}/subscriptions`,
+    idParam: 'subscriptionID',
+    noun: 'subscription',
+    schema: subscriptionSchema,
+    query: querySchema({
+      programID: { ...objectId, description: 'Keep subscriptions of this program.' },
+      clientName: { ...name128, description: 'Keep subscriptions with this clientName.' },
+      ...targetQuery,
+      objects: { type: 'array', items: { type: 'string', enum: [...OBJECT_KINDS] }, minItems: 1, description: 'OpenADR 3.0.1: keep subscriptions to any of these object kinds.' },
+      ...pageQuery,
+    }),
+    readScopes: SCOPES.readSubscriptions,
+    writeScopes: SCOPES.writeSubscriptions,
+    cache: deps.cache,
+    readsFrom: () => ['SUBSCRIPTION'],
+    notes: {
+      list: 'In creation order. VEN clients see only the subscriptions they created.',
+      create:
+        'programID must name an existing program (400). Each callbackUrl must be http or https, without credentials, and (unless VTN_WEBHOOK_ALLOW_PRIVATE) not a loopback, private or link-local address. Notifications: POST callbackUrl with `{notificationID, objectType, operation, object, targets}` (schema VtnNotification) and `Authorization: Bearer <bearerToken>`; see docs/vtn.md.',
+      remove: 'Pending notifications of the subscription are dropped; nothing more is sent for it.',
+    },
+    list: (caller, q) => listSubscriptions(deps.pool, caller, q),
+    create: (caller, body) => createSubscription(deps, caller, body),
+    get: (caller, id) => getSubscription(deps.pool, caller, id),
+    update: (caller, id, body) => updateSubscription(deps, caller, id, body),
+    remove: (caller, id) => deleteSubscription(deps, caller, id),
+  });
+}
