@@ -9,7 +9,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { MIGRATIONS } from '../../app.ts';
 import type { Config } from '../../config.ts';
 import { createLogger } from '../../log.ts';
 import { createPool, type Pool } from '../../store/database.ts';
@@ -29,9 +28,10 @@ export interface CliDatabase {
   close(): Promise<void>;
 }
 
-/** A CLI logs to stderr (stdout is the export's data) and only warnings unless LOG_LEVEL is set. */
+/** A CLI logs to stderr (stdout is the export's data), only errors unless LOG_LEVEL is set: the
+ * embedded server's start and stop FATAL notices ("starting up", autovacuum terminated) are noise here. */
 export function cliLogger(config: Config, env: NodeJS.ProcessEnv = process.env): Logger {
-  return createLogger(env.LOG_LEVEL ? config.logLevel : 'warn', process.stderr);
+  return createLogger(env.LOG_LEVEL ? config.logLevel : 'error', process.stderr);
 }
 
 function isAlive(pid: number): boolean {
@@ -80,6 +80,8 @@ export async function openCliDatabase(config: Config, log: Logger): Promise<CliD
     await embedded?.stop();
   };
   try {
+    // Loaded here, not at the top: app.ts brings every domain, which `--help` does not need.
+    const { MIGRATIONS } = await import('../../app.ts');
     await migrate(pool, MIGRATIONS, log);
     const store = await createTimeSeriesStore({ backend: config.timeseriesBackend, questdbHttpUrl: config.questdbHttpUrl, questdbPgUrl: config.questdbPgUrl }, pool, log);
     return {

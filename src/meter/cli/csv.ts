@@ -28,6 +28,7 @@ export class CsvFormatError extends Error {
  * starting on physical line `line`.
  */
 export class RecordSplitter {
+  /** The buffered bytes: the unfinished record carried over, then the latest chunk. */
   buf: Buffer = Buffer.alloc(0);
   start = 0;
   end = 0;
@@ -39,12 +40,24 @@ export class RecordSplitter {
   /** Position of the next `"` at or after `pos` (buf.length when none): lines without one take the fast path. */
   private nextQuote = 0;
   private finished = false;
+  /** Reused for every chunk, so reading allocates nothing per chunk (`buf` is a view of it). */
+  private work = Buffer.allocUnsafe(0);
 
+  /** Takes a chunk; its bytes are copied, so the caller may reuse it once this returns. */
   feed(chunk: Buffer): void {
     const rest = this.buf.length - this.pos;
     if (rest > MAX_RECORD_BYTES) throw new CsvFormatError(this.nextLine, `a record is longer than ${MAX_RECORD_BYTES} bytes (a quoted field without its closing quote?)`);
-    // Only the unfinished record is carried over; everything before it has been handed out.
-    this.buf = rest === 0 ? chunk : Buffer.concat([this.buf.subarray(this.pos), chunk]);
+    const needed = rest + chunk.length;
+    if (needed > this.work.length) {
+      const grown = Buffer.allocUnsafe(Math.max(needed, 2 * this.work.length));
+      this.buf.copy(grown, 0, this.pos);
+      this.work = grown;
+    } else if (rest > 0) {
+      // Only the unfinished record is carried over; everything before it has been handed out.
+      this.work.copy(this.work, 0, this.pos, this.buf.length); // buf is a view of work from 0; copy() handles the overlap
+    }
+    chunk.copy(this.work, rest);
+    this.buf = this.work.subarray(0, needed);
     this.pos = 0;
     this.nextQuote = this.findQuote(0);
   }
@@ -185,12 +198,6 @@ export class Fields {
   text(buf: Buffer, k: number): string {
     const s = buf.toString('utf8', this.starts[k]!, this.ends[k]!);
     return this.escaped[k] ? s.replaceAll('""', '"') : s;
-  }
-
-  /** Whether field k holds the same bytes as field k of another record (cheap "same series as the previous row"). */
-  sameBytes(buf: Buffer, k: number, other: Buffer): boolean {
-    const len = this.ends[k]! - this.starts[k]!;
-    return len === other.length && buf.compare(other, 0, len, this.starts[k]!, this.ends[k]!) === 0;
   }
 }
 

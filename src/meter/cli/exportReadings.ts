@@ -6,8 +6,8 @@
 //   zone for R = 86400, energy and volume summed, the rest averaged (bucketSeries, the same SQL as
 //   the API); periodTo = the bucket's end; resolution = R; updatedAt = the latest of the bucket.
 // Windows of bucketed exports start and end on bucket boundaries, so no bucket is split.
-// Windows of as-stored exports are sized from the register's defaultResolution and adapt to the
-// density actually found.
+// Windows of as-stored exports are sized from the register's defaultResolution (PAGE_ROWS readings
+// at that spacing) and adapt to the density actually found, within 1 minute and 4 times that size.
 import type { TimeSeriesStore } from '../../store/timeseries/types.ts';
 import type { RegisterForRead } from '../meterStore.ts';
 import { aggregateOf } from '../readingsQuery.ts';
@@ -59,7 +59,11 @@ async function* bucketPages(store: TimeSeriesStore, q: ExportQuery, register: Re
 }
 
 async function* storedPages(store: TimeSeriesStore, q: ExportQuery, register: RegisterForRead, pageRows: number): AsyncGenerator<string> {
-  let window = Math.min(MAX_WINDOW_MS, Math.max(MIN_WINDOW_MS, pageRows * register.defaultResolution * 1000));
+  // A page of readings at the register's defaultResolution; sparse stretches may widen it only
+  // up to 4 times, so data denser after a gap cannot make one page huge.
+  const base = Math.max(MIN_WINDOW_MS, pageRows * register.defaultResolution * 1000);
+  const widest = Math.min(MAX_WINDOW_MS, 4 * base);
+  let window = Math.min(widest, base);
   for (let from = q.start; from < q.end; ) {
     const to = Math.min(q.end, from + window);
     const [s] = await store.readSeries({ registerIds: [register.id], start: from, end: to });
@@ -74,7 +78,7 @@ async function* storedPages(store: TimeSeriesStore, q: ExportQuery, register: Re
     from = to;
     // Denser than expected: smaller windows; sparser: larger ones.
     if (n > 2 * pageRows) window = Math.max(MIN_WINDOW_MS, window / 4);
-    else if (n < pageRows / 4) window = Math.min(MAX_WINDOW_MS, window * 2);
+    else if (n < pageRows / 4) window = Math.min(widest, window * 2);
   }
 }
 

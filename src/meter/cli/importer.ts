@@ -46,10 +46,10 @@ export async function runImport(o: ImportOptions, stats: ImportStats): Promise<v
   const reading: Reading = { timestamp: 0, value: 0, resolution: 0 };
   const batch = new ImportBatch(new SeriesCache(), o.batchRows);
   let columns: ColumnIndex | undefined;
-  // The previous row's ids and series: consecutive rows of one register skip the lookup.
-  let prevMeter = Buffer.alloc(0);
-  let prevRegister = Buffer.alloc(0);
-  let prevSeries: number | string = -1;
+  // Series of this batch by the raw bytes of the two id fields of unquoted records: one string
+  // slice and one map lookup per row, no decoding (records with quotes take the decoded path).
+  let rawSeries = new Map<string, number | string>();
+  let idsAdjacent = false;
   let writing: Promise<void> | undefined;
   let failure: unknown;
 
@@ -62,7 +62,7 @@ export async function runImport(o: ImportOptions, stats: ImportStats): Promise<v
   const flush = async () => {
     const sealed = await batch.seal(o.db, o.store.acceptsPgCopy);
     batch.clear();
-    prevSeries = -1;
+    rawSeries = new Map();
     await o.rejects.append(sealed.rejects);
     stats.rejected += sealed.rejects.length;
     await finishWrite();
@@ -87,29 +87,41 @@ export async function runImport(o: ImportOptions, stats: ImportStats): Promise<v
     const { buf, start, end, line } = splitter;
     if (start === end) return; // an empty line
     if (!columns) {
-      const problem = fields.split(buf, start, end, splitter.quoted);
-      const names = Array.from({ length: Math.min(fields.count, fields.max) }, (_, k) => fields.text(buf, k));
-      const header = problem ?? (fields.count > fields.max ? readHeader([...names, '…']) : readHeader(names));
-      if (typeof header === 'string') throw new ImportError(`line ${line}: ${header}`);
-      columns = header;
+      columns = header(buf, start, end, line);
+      idsAdjacent = columns.registerId === columns.meterId + 1;
       return;
     }
     stats.rows += 1;
-    const text = () => buf.toString('utf8', start, end);
     const problem = fields.split(buf, start, end, splitter.quoted);
-    if (problem) return batch.reject(line, problem, text());
-    if (fields.count !== COLUMNS.length) return batch.reject(line, `expected ${COLUMNS.length} fields, got ${fields.count > fields.max ? 'more' : fields.count}`, text());
+    if (problem) return batch.reject(line, problem, buf.toString('utf8', start, end));
+    if (fields.count !== COLUMNS.length) {
+      return batch.reject(line, `expected ${COLUMNS.length} fields, got ${fields.count > fields.max ? 'more' : fields.count}`, buf.toString('utf8', start, end));
+    }
     const invalid = readReading(buf, fields, columns, reading);
-    if (invalid) return batch.reject(line, invalid, text());
+    if (invalid) return batch.reject(line, invalid, buf.toString('utf8', start, end));
     const m = columns.meterId;
     const r = columns.registerId;
-    if (prevSeries === -1 || !fields.sameBytes(buf, m, prevMeter) || !fields.sameBytes(buf, r, prevRegister)) {
-      prevSeries = batch.seriesOf(fields.text(buf, m), fields.text(buf, r));
-      prevMeter = Buffer.from(buf.subarray(fields.starts[m]!, fields.ends[m]!));
-      prevRegister = Buffer.from(buf.subarray(fields.starts[r]!, fields.ends[r]!));
+    let series: number | string | undefined;
+    if (splitter.quoted) series = batch.seriesOf(fields.text(buf, m), fields.text(buf, r));
+    else {
+      // Unquoted fields hold no comma or newline, so "meter,register" (or "meter\nregister") is unambiguous.
+      const raw = idsAdjacent ? buf.toString('latin1', fields.starts[m]!, fields.ends[r]!) : `${buf.toString('latin1', fields.starts[m]!, fields.ends[m]!)}\n${buf.toString('latin1', fields.starts[r]!, fields.ends[r]!)}`;
+      series = rawSeries.get(raw);
+      if (series === undefined) {
+        series = batch.seriesOf(fields.text(buf, m), fields.text(buf, r));
+        rawSeries.set(raw, series);
+      }
     }
-    if (typeof prevSeries === 'string') return batch.reject(line, prevSeries, text());
-    batch.add(prevSeries, line, reading.timestamp, reading.value, reading.resolution, batch.needsRecord(prevSeries) ? text() : undefined);
+    if (typeof series === 'string') return batch.reject(line, series, buf.toString('utf8', start, end));
+    batch.add(series, line, reading.timestamp, reading.value, reading.resolution, batch.needsRecord(series) ? buf.toString('utf8', start, end) : undefined);
+  };
+
+  const header = (buf: Buffer, start: number, end: number, line: number): ColumnIndex => {
+    const problem = fields.split(buf, start, end, splitter.quoted);
+    const names = Array.from({ length: Math.min(fields.count, fields.max) }, (_, k) => fields.text(buf, k));
+    const result = problem ?? (fields.count > fields.max ? readHeader([...names, '…']) : readHeader(names));
+    if (typeof result === 'string') throw new ImportError(`line ${line}: ${result}`);
+    return result;
   };
 
   const drain = async () => {

@@ -89,30 +89,36 @@ export function parseDecimal(buf: Buffer, start: number, end: number): number {
 
 const NON_FINITE = /^[+-]?(nan|inf|infinity)$/i;
 
-/** Why a row's readings fields are not acceptable (all problems, `; `-separated), or undefined when they are; fills `out`. */
+function idProblem(buf: Buffer, fields: Fields, k: number, column: Column): string | undefined {
+  const length = fields.ends[k]! - fields.starts[k]!;
+  // Bytes bound characters: only empty or long ids need counting as the API does (UTF-16 units).
+  if (length === 0 || (length > 200 && fields.text(buf, k).length > 200)) return `${column} must be 1 to 200 characters`;
+  return undefined;
+}
+
+function join(a: string | undefined, b: string | undefined): string | undefined {
+  return a === undefined ? b : b === undefined ? a : `${a}; ${b}`;
+}
+
+/** Why a row's fields are not acceptable (every problem, `; `-separated), or undefined when they
+ * are; fills `out`. No closure or array per row: this runs for every row of the file. */
 export function readReading(buf: Buffer, fields: Fields, columns: ColumnIndex, out: Reading): string | undefined {
-  let problems: string[] | undefined;
-  const problem = (text: string) => (problems ??= []).push(text);
-  for (const column of ['meterId', 'registerId'] as const) {
-    const k = columns[column];
-    const length = fields.ends[k]! - fields.starts[k]!;
-    // Bytes bound characters: only long or empty ones need counting as the API does (UTF-16 units).
-    if (length === 0 || (length > 200 && fields.text(buf, k).length > 200)) problem(`${column} must be 1 to 200 characters`);
-  }
+  let problems = join(idProblem(buf, fields, columns.meterId, 'meterId'), idProblem(buf, fields, columns.registerId, 'registerId'));
+
   const t = columns.timestamp;
   const ts = parseTimestampBytes(buf, fields.starts[t]!, fields.ends[t]!);
-  if (typeof ts === 'string') problem(`timestamp ${ts}`);
+  if (typeof ts === 'string') problems = join(problems, `timestamp ${ts}`);
   else out.timestamp = ts;
 
   const v = columns.value;
   const value = parseDecimal(buf, fields.starts[v]!, fields.ends[v]!);
-  if (Number.isNaN(value)) problem(NON_FINITE.test(fields.text(buf, v)) ? 'value must be a finite number' : 'value must be a number');
-  else if (!Number.isFinite(value)) problem('value must be a finite number');
+  if (Number.isNaN(value)) problems = join(problems, NON_FINITE.test(fields.text(buf, v)) ? 'value must be a finite number' : 'value must be a number');
+  else if (!Number.isFinite(value)) problems = join(problems, 'value must be a finite number');
   else out.value = value;
 
   const r = columns.resolution;
   const resolution = parseDecimal(buf, fields.starts[r]!, fields.ends[r]!);
-  if (!Number.isInteger(resolution) || resolution < 1 || resolution > MAX_RESOLUTION) problem(`resolution must be a positive integer number of seconds up to ${MAX_RESOLUTION}`);
+  if (!Number.isInteger(resolution) || resolution < 1 || resolution > MAX_RESOLUTION) problems = join(problems, `resolution must be a positive integer number of seconds up to ${MAX_RESOLUTION}`);
   else out.resolution = resolution;
-  return problems?.join('; ');
+  return problems;
 }

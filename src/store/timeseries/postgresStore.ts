@@ -121,7 +121,9 @@ export class PostgresTimeSeriesStore implements TimeSeriesStore {
   private bucketSql(q: BucketQuery, select: string): { text: string; values: unknown[] } {
     const day = q.resolutionSeconds === 86400;
     const bucket = day ? 'date_trunc(\'day\', r.ts, q.tz)' : "date_bin(make_interval(secs => $4), r.ts, timestamptz '1970-01-01T00:00:00Z')";
-    const text = `WITH q AS (SELECT * FROM unnest($1::int[], $2::bool[], $3::text[]) AS q(id, summed, tz)),
+    // `$4 > 0` types $4 when the bucket expression does not use it (local days), else PostgreSQL
+    // cannot determine its type and bucketSeries for 86400 fails.
+    const text = `WITH q AS (SELECT * FROM unnest($1::int[], $2::bool[], $3::text[]) AS q(id, summed, tz) WHERE $4::int > 0),
       b AS (
         SELECT r.register_id AS id, ${bucket} AS bucket, q.tz,
           CASE WHEN q.summed THEN sum(r.value) ELSE avg(r.value) END AS value, max(r.updated_at) AS updated
