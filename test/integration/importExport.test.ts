@@ -240,7 +240,7 @@ describe('npm run import', () => {
     expect(progress.length).toBeGreaterThan(0);
     expect(progress[0]).toMatch(/^progress: \d+\.\d% \([\d.]+ [KMG]iB of [\d.]+ [KMG]iB\), [\d,]+ rows, [\d,]+ rows\/s, ETA \d+:\d\d$/);
     expect(res.stderr).not.toContain('\r');
-    expect(res.stdout).toMatch(/^import of .*progress\.csv finished\n {2}rows read: 40000\n {2}rows stored: 40000\n {2}duplicates replaced within a batch: 0\n {2}rows rejected: 0\n {2}duration: [\d.]+ s\n {2}rows\/s: \d+\n {2}peak RSS: [\d.]+ MiB\n$/);
+    expect(res.stdout).toMatch(/^import of .*progress\.csv finished\n {2}rows read: 40000\n {2}rows stored: 40000\n {2}duplicates replaced within a batch: 0\n {2}rows rejected: 0\n {2}duration: [\d.]+ s\n {2}rows\/s: \d+\n {2}importer CPU: [\d.]+ s\n {2}peak RSS: [\d.]+ MiB\n$/);
   });
 });
 

@@ -95,7 +95,8 @@ export class RecordSplitter {
           lines += 1;
         }
       }
-      this.nextQuote = this.findQuote(i);
+      // Without a newline the record is incomplete: nextQuote stays at its quote for the next try.
+      if (newline !== -1) this.nextQuote = this.findQuote(newline);
     }
     if (newline === -1) {
       if (!this.finished) return false;

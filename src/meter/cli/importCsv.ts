@@ -62,6 +62,11 @@ function readOptions(argv: string[]): Options | string {
   }
 }
 
+function cpuSeconds(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1e6;
+}
+
 function summary(o: Options, stats: ImportStats, rejects: RejectFile | undefined, seconds: number, outcome: string): string {
   const lines = [
     `import of ${o.file} ${outcome}`,
@@ -71,6 +76,7 @@ function summary(o: Options, stats: ImportStats, rejects: RejectFile | undefined
     `  rows rejected: ${stats.rejected}${stats.rejected > 0 && rejects ? ` (see ${rejects.path})` : ''}`,
     `  duration: ${seconds.toFixed(1)} s`,
     `  rows/s: ${Math.round(stats.rows / Math.max(seconds, 1e-3))}`,
+    `  importer CPU: ${cpuSeconds().toFixed(1)} s`,
     `  peak RSS: ${formatBytes(process.resourceUsage().maxRSS * 1024)}`,
   ];
   return `${lines.join('\n')}\n`;
