@@ -1,6 +1,7 @@
 // The bulk import and export tools (`npm run import`, `npm run export`) as child processes
 // against a real database, with meters and registers made through the real admin API and
 // readings checked through GET /api/readings and against values computed here.
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -244,6 +245,47 @@ describe('npm run import', () => {
   });
 });
 
+describe('interrupting an import', () => {
+  it('stops after the batch in flight on SIGINT (exit 130) and says up to which line rows are stored', async () => {
+    const register = await createRegister(t.api, t.adminToken, meter.id, { measurementType: 3 });
+    const start = Date.UTC(2021, 0, 1);
+    const rows = 500_000;
+    let text = `${HEADER}\n`;
+    for (let i = 0; i < rows; i += 1) text += `${meter.externalId},${register.externalId},${new Date(start + i * 60_000).toISOString()},${i},60\n`;
+    const file = writeFile('interrupted.csv', text);
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/meter/cli/importCsv.ts', file, '--batch-rows', '10000', '--progress-interval', '0.001'], {
+      cwd: path.resolve(import.meta.dirname, '../..'),
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    const progressed = new Promise<void>((resolve) =>
+      child.stderr.setEncoding('utf8').on('data', (d: string) => {
+        stderr += d;
+        // A few batches in: some are committed, most of the file is still to come.
+        if (/progress: .* (\d{2,3},\d{3}|\d,\d{3},\d{3}) rows/.test(stderr)) resolve();
+      }),
+    );
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    await Promise.race([progressed, exited]);
+    child.kill('SIGINT');
+    expect(await exited, stderr).toBe(130);
+    const line = Number(/every row up to line (\d+) is stored/.exec(stderr)?.[1]);
+    expect(line, stderr).toBeGreaterThan(1);
+    expect(line).toBeLessThan(rows + 1);
+    expect(stdout).toContain('interrupted.csv interrupted');
+    expect(summaryValue(stdout, 'rows stored')).toBe(line - 1);
+    // Exactly the rows of lines 2..line are stored.
+    const res = await t.api.get(readingsUrl(org, [register.id], new Date(start).toISOString(), new Date(start + rows * 60_000).toISOString()), t.adminToken);
+    expect(res.status).toBe(200);
+    const stored = res.body[0].readings as Reading[];
+    expect(stored).toHaveLength(line - 1);
+    expect(stored.at(-1)!.value).toBe(line - 2);
+  }, 60_000);
+});
+
 describe('npm run export', () => {
   // Two days of 15-minute energy and power readings, and Oslo-zone energy over a DST change.
   const START = Date.UTC(2024, 4, 1);
@@ -337,6 +379,26 @@ describe('npm run export', () => {
       const rows = parseExport(res.stdout).filter((r) => r.timestamp >= new Date(START).toISOString() && r.timestamp < new Date(START + N * 900_000).toISOString());
       expect(rows.map((r) => r.value)).toEqual(Array.from({ length: N }, (_, i) => energyValue(i)));
     }
+  });
+
+  it('ends quietly (exit 0) when the reader of stdout goes away', async () => {
+    const register = await createRegister(t.api, t.adminToken, meter.id, { measurementType: 3, defaultResolution: 60 });
+    const start = Date.UTC(2020, 0, 1);
+    const lines = Array.from({ length: 50_000 }, (_, i) => `${meter.externalId},${register.externalId},${new Date(start + i * 60_000).toISOString()},${i},60`);
+    expect((await importFile(writeFile('for-head.csv', `${HEADER}\n${lines.join('\n')}\n`))).code).toBe(0);
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/meter/cli/exportCsv.ts', '--register', String(register.id), '--start', '2020-01-01T00:00:00Z', '--end', '2020-03-01T00:00:00Z'], {
+      cwd: path.resolve(import.meta.dirname, '../..'),
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    // Like `| head -1`: read the first chunk, then close the pipe.
+    await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
+    child.stdout.destroy();
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(code, stderr).toBe(0);
+    expect(stderr).toBe('');
   });
 
   it('refuses virtual and unknown registers and bad arguments', async () => {
