@@ -7,7 +7,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openCsvInput } from '../../src/meter/cli/csvInput.ts';
 import { exportPages } from '../../src/meter/cli/exportReadings.ts';
+import { ImportError, runImport } from '../../src/meter/cli/importer.ts';
+import { RejectFile } from '../../src/meter/cli/rejectFile.ts';
 import { registersForRead } from '../../src/meter/meterStore.ts';
 import { runCli, summaryValue } from '../support/cliProcess.ts';
 import { createOrganization } from '../support/fixtures.ts';
@@ -177,7 +180,7 @@ describe('npm run import', () => {
     ]);
   });
 
-  it('exits 3 when every row is rejected, 1 when the file cannot be read or its header is wrong', async () => {
+  it('exits 3 when every row is rejected, 1 when the file cannot be read or is not a readings CSV', async () => {
     const allBad = await importFile(writeFile('all-bad.csv', `${HEADER}\nnope,nope,2024-01-01T00:00:00Z,1,900\n`));
     expect(allBad.code).toBe(3);
     expect(allBad.stderr).toContain('every row was rejected');
@@ -191,12 +194,25 @@ describe('npm run import', () => {
     expect(header.stderr).toContain('line 1: the first line must be the header meterId,registerId,timestamp,value,resolution');
     expect(header.stderr).toContain('unknown column "meter"');
 
-    const empty = await importFile(writeFile('empty.csv', ''));
-    expect(empty.code).toBe(1);
-    expect(empty.stderr).toContain('header line');
-
-    const corrupt = await importFile(writeFile('corrupt.csv.gz', gzipSync(`${HEADER}\n`).subarray(0, 12)));
-    expect(corrupt.code).toBe(1);
+    // The same loop in-process for the other ways a file cannot be read (no process start needed).
+    const failure = async (name: string, content: string | Buffer) => {
+      const input = await openCsvInput(writeFile(name, content));
+      const rejects = await RejectFile.open(path.join(dir, `${name}.rejects.csv`));
+      const stats = { rows: 0, stored: 0, duplicates: 0, rejected: 0, committedThroughLine: 0 };
+      try {
+        await runImport({ input, db: t.app.pool, store: t.app.timeSeries, rejects, batchRows: 100 }, stats);
+        return 'no error';
+      } catch (err) {
+        return err instanceof ImportError ? `ImportError: ${err.message}` : (err as Error).message;
+      } finally {
+        await rejects.close();
+      }
+    };
+    expect(await failure('empty.csv', '')).toMatch(/^ImportError: .*empty\.csv is empty: the header line meterId,registerId,timestamp,value,resolution is missing$/);
+    expect(await failure('truncated.csv.gz', gzipSync(`${HEADER}\n${'M,R,2024-01-01T00:00:00Z,1,900\n'.repeat(100)}`).subarray(0, 40))).toContain('unexpected end of file');
+    expect(await failure('not-gzip.csv.gz', `${HEADER}\n`)).toContain('incorrect header check');
+    expect(await failure('unclosed.csv', `${HEADER}\n"${'x'.repeat(2 << 20)}`)).toMatch(/^ImportError: line 2: a record is longer than 1048576 bytes/);
+    expect(await failure('header-only.csv', `${HEADER}\n`)).toBe('no error');
 
     const usage = await runCli('importCsv', [], env);
     expect(usage.code).toBe(2);
