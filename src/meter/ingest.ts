@@ -21,10 +21,20 @@ interface SeriesRow {
   access: boolean;
 }
 
-/** Register ids of the series, or a 400 listing unknown meters/registers, virtual registers,
- * registers on another meter and meters the caller's organization has no access to. */
-export async function resolveSeries(db: Queryable, series: readonly ParsedSeries[], principal: Principal): Promise<number[]> {
-  const organizationId = principal.globalAdmin ? null : principal.organizationId;
+/** A (meter, register) pair named by externalIds, as POST /api/readings and the CSV import name them. */
+export interface SeriesName {
+  meterId: string;
+  registerId: string;
+}
+
+/** What a named series resolves to: its register id, or why readings cannot be stored for it
+ * (`on` says whether the meter or the register field is at fault). */
+export type SeriesLookup = { registerId: number } | { on: 'meter' | 'register'; message: string };
+
+/** Resolves series names in one query, with the same rules for the API and the CSV import:
+ * unknown meter, no access (when an organization is given), unknown register, register on another
+ * meter, virtual register. */
+export async function lookupSeries(db: Queryable, series: readonly SeriesName[], organizationId: number | null): Promise<SeriesLookup[]> {
   const { rows } = await db.query<SeriesRow>(
     `SELECT q.i::int AS i, m.id AS meter, r.id AS register, r.is_virtual AS virtual,
        EXISTS (SELECT 1 FROM registers o WHERE o.external_id = q.register_ext) AS elsewhere,
@@ -35,27 +45,41 @@ export async function resolveSeries(db: Queryable, series: readonly ParsedSeries
      ORDER BY q.i`,
     [series.map((s) => s.meterId), series.map((s) => s.registerId), organizationId],
   );
+  return rows.map((row, k): SeriesLookup => {
+    const s = series[k]!;
+    if (row.meter === null) return { on: 'meter', message: `unknown meter ${JSON.stringify(s.meterId)}` };
+    if (!row.access) return { on: 'meter', message: `organization ${organizationId} has no access to meter ${JSON.stringify(s.meterId)}` };
+    if (row.register === null) {
+      return {
+        on: 'register',
+        message: row.elsewhere ? `register ${JSON.stringify(s.registerId)} is not on meter ${JSON.stringify(s.meterId)}` : `unknown register ${JSON.stringify(s.registerId)}`,
+      };
+    }
+    if (row.virtual) return { on: 'register', message: `register ${JSON.stringify(s.registerId)} is virtual: its readings are computed, not posted` };
+    return { registerId: row.register };
+  });
+}
+
+/** Register ids of the series, or a 400 listing unknown meters/registers, virtual registers,
+ * registers on another meter and meters the caller's organization has no access to. */
+export async function resolveSeries(db: Queryable, series: readonly ParsedSeries[], principal: Principal): Promise<number[]> {
+  const organizationId = principal.globalAdmin ? null : principal.organizationId;
+  const lookups = await lookupSeries(db, series, organizationId);
   const errors: FieldError[] = [];
   const ids: number[] = [];
   const reportedMeters = new Set<string>();
-  rows.forEach((row, k) => {
+  lookups.forEach((lookup, k) => {
     const s = series[k]!;
-    let problem: FieldError | undefined;
-    if (row.meter === null) problem = { path: s.meterPath, message: `unknown meter ${JSON.stringify(s.meterId)}` };
-    else if (!row.access) problem = { path: s.meterPath, message: `organization ${organizationId} has no access to meter ${JSON.stringify(s.meterId)}` };
-    else if (row.register === null) {
-      problem = {
-        path: s.registerPath,
-        message: row.elsewhere ? `register ${JSON.stringify(s.registerId)} is not on meter ${JSON.stringify(s.meterId)}` : `unknown register ${JSON.stringify(s.registerId)}`,
-      };
-    } else if (row.virtual) problem = { path: s.registerPath, message: `register ${JSON.stringify(s.registerId)} is virtual: its readings are computed, not posted` };
-    if (problem) {
-      // One message per meter problem, however many of its registers are named.
-      const key = problem.path === s.meterPath ? `m:${s.meterPath}` : `r:${s.registerPath}`;
-      if (!reportedMeters.has(key) && errors.length < MAX_LISTED) errors.push(problem);
-      reportedMeters.add(key);
+    if ('registerId' in lookup) {
+      ids.push(lookup.registerId);
+      return;
     }
-    ids.push(row.register ?? 0);
+    const problem: FieldError = { path: lookup.on === 'meter' ? s.meterPath : s.registerPath, message: lookup.message };
+    // One message per meter problem, however many of its registers are named.
+    const key = problem.path === s.meterPath ? `m:${s.meterPath}` : `r:${s.registerPath}`;
+    if (!reportedMeters.has(key) && errors.length < MAX_LISTED) errors.push(problem);
+    reportedMeters.add(key);
+    ids.push(0);
   });
   if (errors.length > 0) throw badRequest('Invalid readings: nothing was stored', errors);
   return ids;

@@ -34,9 +34,9 @@ export interface ParsedBatch {
 export type ParseOutcome = { ok: true; batch: ParsedBatch } | { ok: false; errors: FieldError[]; syntax: boolean };
 
 export const MAX_ERRORS = 20;
-const MAX_RESOLUTION = 366 * 86400;
+export const MAX_RESOLUTION = 366 * 86400;
 
-class Rows {
+export class Rows {
   size = 0;
   timestamps = new Float64Array(1024);
   values = new Float64Array(1024);
@@ -307,7 +307,7 @@ function parseRegister(ctx: Context, meterId: string | undefined, meterPath: str
 }
 
 /** Groups rows by series (stable), sorts each series by time, keeps the last of equal timestamps. */
-function group(rows: Rows, seriesCount: number): Omit<ParsedBatch, 'series' | 'months'> & { kept: number } {
+export function group(rows: Rows, seriesCount: number): Omit<ParsedBatch, 'series' | 'months'> & { kept: number } {
   const n = rows.size;
   const counts = new Int32Array(seriesCount + 1);
   for (let i = 0; i < n; i += 1) counts[rows.series[i]! + 1]! += 1;
@@ -341,7 +341,7 @@ function group(rows: Rows, seriesCount: number): Omit<ParsedBatch, 'series' | 'm
   return { offsets, timestamps: timestamps.subarray(0, out), values: values.subarray(0, out), resolutions: resolutions.subarray(0, out), kept: out };
 }
 
-function monthsOf(timestamps: Float64Array): number[] {
+export function monthsOf(timestamps: Float64Array): number[] {
   const months = new Set<number>();
   let lastMonthStart = NaN;
   let lastMonthEnd = NaN;

@@ -1,0 +1,100 @@
+// How the command-line tools reach the database, in this order:
+//   1. DATABASE_URL when set;
+//   2. the embedded PostgreSQL of DATA_DIR when it is running (the app is up): its port is line 4
+//      of DATA_DIR/postgres/postmaster.pid, its password DATA_DIR/postgres.password, user and
+//      database `flex`;
+//   3. otherwise the embedded PostgreSQL is started for the duration of the command (a fresh
+//      DATA_DIR gets a new cluster) and stopped afterwards.
+// Migrations run first (idempotent, under the app's advisory lock), so a fresh database works.
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import type { Config } from '../../config.ts';
+import { createLogger } from '../../log.ts';
+import { createPool, type Pool } from '../../store/database.ts';
+import { startEmbeddedPostgres, type RunningPostgres } from '../../store/embeddedPostgres.ts';
+import { migrate } from '../../store/migrate.ts';
+import { createTimeSeriesStore } from '../../store/timeseries/index.ts';
+import type { TimeSeriesStore } from '../../store/timeseries/types.ts';
+
+/** Connections a CLI needs: one for the write in flight, one for lookups, spare for the store. */
+const CLI_POOL_MAX = 4;
+
+export interface CliDatabase {
+  pool: Pool;
+  store: TimeSeriesStore;
+  /** Where the data goes, for messages (no password). */
+  where: string;
+  close(): Promise<void>;
+}
+
+/** A CLI logs to stderr (stdout is the export's data), only errors unless LOG_LEVEL is set: the
+ * embedded server's start and stop FATAL notices ("starting up", autovacuum terminated) are noise here. */
+export function cliLogger(config: Config, env: NodeJS.ProcessEnv = process.env): Logger {
+  return createLogger(env.LOG_LEVEL ? config.logLevel : 'error', process.stderr);
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** The connection string of the embedded server of DATA_DIR when one is running. */
+export function runningEmbeddedServer(dataDir: string): string | undefined {
+  const pidFile = path.join(dataDir, 'postgres', 'postmaster.pid');
+  const passwordFile = path.join(dataDir, 'postgres.password');
+  let lines: string[];
+  try {
+    lines = fs.readFileSync(pidFile, 'utf8').split('\n');
+  } catch {
+    return undefined;
+  }
+  const pid = Number(lines[0]);
+  const port = Number(lines[3]);
+  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid) || !Number.isInteger(port) || port <= 0) return undefined;
+  const password = fs.readFileSync(passwordFile, 'utf8').trim();
+  return `postgres://flex:${encodeURIComponent(password)}@127.0.0.1:${port}/flex`;
+}
+
+export async function openCliDatabase(config: Config, log: Logger): Promise<CliDatabase> {
+  const dataDir = path.resolve(config.dataDir);
+  let url = config.databaseUrl;
+  let where = 'DATABASE_URL';
+  let embedded: RunningPostgres | undefined;
+  if (!url) {
+    url = runningEmbeddedServer(dataDir);
+    where = `the running embedded PostgreSQL of ${dataDir}`;
+  }
+  if (!url) {
+    embedded = await startEmbeddedPostgres({ dataDir, port: config.embeddedPostgresPort, log });
+    url = embedded.connectionString;
+    where = `the embedded PostgreSQL of ${dataDir} (started for this command)`;
+  }
+  const pool = createPool(url, CLI_POOL_MAX, log);
+  const cleanup = async () => {
+    await pool.end().catch(() => undefined);
+    await embedded?.stop();
+  };
+  try {
+    // Loaded here, not at the top: app.ts brings every domain, which `--help` does not need.
+    const { MIGRATIONS } = await import('../../app.ts');
+    await migrate(pool, MIGRATIONS, log);
+    const store = await createTimeSeriesStore({ backend: config.timeseriesBackend, questdbHttpUrl: config.questdbHttpUrl, questdbPgUrl: config.questdbPgUrl }, pool, log);
+    return {
+      pool,
+      store,
+      where,
+      close: async () => {
+        await store.close().catch(() => undefined);
+        await cleanup();
+      },
+    };
+  } catch (err) {
+    await cleanup();
+    throw err;
+  }
+}

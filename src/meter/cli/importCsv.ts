@@ -1,0 +1,167 @@
+// `npm run import -- FILE.csv[.gz] [--reject-file PATH] [--batch-rows N] [--progress-interval SECONDS]`
+// Loads readings from a CSV file (docs/import-export.md): progress on stderr, the summary on
+// stdout, rejected rows in the reject file. Exit codes: 0 done (some rows may be rejected),
+// 1 the import could not run to the end, 2 bad usage or configuration, 3 every row rejected,
+// 130 interrupted.
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig } from '../../config.ts';
+import { cliLogger, openCliDatabase, type CliDatabase } from './cliDatabase.ts';
+import { openCsvInput, type CsvInput } from './csvInput.ts';
+import { ImportError, runImport, type ImportStats } from './importer.ts';
+import { Progress, formatBytes } from './progress.ts';
+import { RejectFile } from './rejectFile.ts';
+
+const EXIT = { ok: 0, failed: 1, usage: 2, allRejected: 3, interrupted: 130 } as const;
+
+const USAGE = `usage: npm run import -- FILE.csv[.gz] [--reject-file PATH] [--batch-rows N] [--progress-interval SECONDS]
+  CSV header: meterId,registerId,timestamp,value,resolution (meter and register externalIds)
+  --reject-file PATH         where rejected rows go (default: FILE.rejects.csv next to FILE)
+  --batch-rows N             rows per batch written to the store (default 100000)
+  --progress-interval S      seconds between progress lines when stderr is not a terminal (default 5)`;
+
+const DEFAULT_BATCH_ROWS = 100_000;
+const MAX_BATCH_ROWS = 5_000_000;
+
+function positiveNumber(text: string | undefined, fallback: number, name: string, max: number, integer: boolean): number {
+  if (text === undefined) return fallback;
+  const n = Number(text);
+  if (!Number.isFinite(n) || n <= 0 || n > max || (integer && !Number.isInteger(n))) throw new Error(`${name} must be a positive ${integer ? 'integer' : 'number'} up to ${max}, got ${JSON.stringify(text)}`);
+  return n;
+}
+
+/** `data.csv` and `data.csv.gz` → `data.rejects.csv`. */
+function defaultRejectPath(file: string): string {
+  return `${file.replace(/\.gz$/i, '').replace(/\.csv$/i, '')}.rejects.csv`;
+}
+
+interface Options {
+  file: string;
+  rejectPath: string;
+  batchRows: number;
+  progressIntervalMs: number;
+}
+
+function readOptions(argv: string[]): Options | string {
+  try {
+    const { values, positionals } = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { 'reject-file': { type: 'string' }, 'batch-rows': { type: 'string' }, 'progress-interval': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    });
+    if (values.help) return '';
+    if (positionals.length !== 1) return positionals.length === 0 ? 'name the CSV file to import' : `one file at a time, got ${positionals.length}`;
+    const file = positionals[0]!;
+    return {
+      file,
+      rejectPath: values['reject-file'] ?? defaultRejectPath(file),
+      batchRows: positiveNumber(values['batch-rows'], DEFAULT_BATCH_ROWS, '--batch-rows', MAX_BATCH_ROWS, true),
+      progressIntervalMs: positiveNumber(values['progress-interval'], 5, '--progress-interval', 86_400, false) * 1000,
+    };
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
+function cpuSeconds(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1e6;
+}
+
+function summary(o: Options, stats: ImportStats, rejects: RejectFile | undefined, seconds: number, outcome: string): string {
+  const lines = [
+    `import of ${o.file} ${outcome}`,
+    `  rows read: ${stats.rows}`,
+    `  rows stored: ${stats.stored}`,
+    `  duplicates replaced within a batch: ${stats.duplicates}`,
+    `  rows rejected: ${stats.rejected}${stats.rejected > 0 && rejects ? ` (see ${rejects.path})` : ''}`,
+    `  duration: ${seconds.toFixed(1)} s`,
+    `  rows/s: ${Math.round(stats.rows / Math.max(seconds, 1e-3))}`,
+    `  importer CPU: ${cpuSeconds().toFixed(1)} s`,
+    `  peak RSS: ${formatBytes(process.resourceUsage().maxRSS * 1024)}`,
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const options = readOptions(argv);
+  if (typeof options === 'string') {
+    process.stderr.write(options ? `${options}\n${USAGE}\n` : `${USAGE}\n`);
+    return options ? EXIT.usage : EXIT.ok;
+  }
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    process.stderr.write(`${err instanceof ConfigError ? err.message : String(err)}\n`);
+    return EXIT.usage;
+  }
+  let input: CsvInput | undefined;
+  let rejects: RejectFile | undefined;
+  let db: CliDatabase | undefined;
+  const fail = async (message: string) => {
+    process.stderr.write(`import failed: ${message}\n`);
+    input?.close();
+    await rejects?.close();
+    return EXIT.failed;
+  };
+  try {
+    input = await openCsvInput(options.file);
+  } catch (err) {
+    return fail(`cannot read ${options.file}: ${(err as Error).message}`);
+  }
+  try {
+    rejects = await RejectFile.open(options.rejectPath);
+  } catch (err) {
+    return fail(`cannot write the reject file ${options.rejectPath}: ${(err as Error).message}`);
+  }
+  try {
+    db = await openCliDatabase(config, cliLogger(config));
+  } catch (err) {
+    return fail(`cannot open the database: ${(err as Error).message}`);
+  }
+  process.stderr.write(`importing ${options.file} (${formatBytes(input.totalBytes)}${input.gzip ? ', gzip' : ''}) into ${db.where}\n`);
+
+  const controller = new AbortController();
+  const onSignal = () => {
+    if (controller.signal.aborted) process.exit(EXIT.interrupted);
+    process.stderr.write('\nstopping after the batch in flight (again to quit at once)…\n');
+    controller.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  const stats: ImportStats = { rows: 0, stored: 0, duplicates: 0, rejected: 0, committedThroughLine: 0 };
+  const progress = new Progress(process.stderr, process.stderr.isTTY === true, options.progressIntervalMs);
+  const started = performance.now();
+  let error: unknown;
+  try {
+    await runImport({ input, db: db.pool, store: db.store, rejects, batchRows: options.batchRows, progress, signal: controller.signal }, stats);
+  } catch (err) {
+    error = err;
+  } finally {
+    progress.done();
+    await rejects.close();
+    await db.close();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+  const seconds = (performance.now() - started) / 1000;
+  if (error) {
+    const interrupted = controller.signal.aborted;
+    const reason = error instanceof ImportError ? error.message : `${(error as Error).message ?? String(error)}`;
+    process.stdout.write(summary(options, stats, rejects, seconds, interrupted ? 'interrupted' : 'failed'));
+    process.stderr.write(
+      `import ${interrupted ? 'interrupted' : `failed: ${reason}`}\n` +
+        `every row up to line ${stats.committedThroughLine} is stored or in the reject file; importing the whole file again is safe (stored rows are replaced by the same values)\n`,
+    );
+    return interrupted ? EXIT.interrupted : EXIT.failed;
+  }
+  process.stdout.write(summary(options, stats, rejects, seconds, 'finished'));
+  if (stats.rows > 0 && stats.stored + stats.duplicates === 0) {
+    process.stderr.write(`every row was rejected: nothing was stored (reasons in ${rejects.path})\n`);
+    return EXIT.allRejected;
+  }
+  return EXIT.ok;
+}
+
+process.exitCode = await main(process.argv.slice(2));
