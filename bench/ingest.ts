@@ -1,0 +1,242 @@
+// Ingest benchmark (issue 3): 1,000 registers × 1,000 readings (1M readings of 15-minute data)
+// in one POST /api/readings over HTTP, readings/s from the first byte sent to the 204. In the
+// same run, into fresh month ranges each time:
+//   - the storage ceiling: the same 1M rows loaded by COPY (pg-copy-streams, from a file, CSV and
+//     binary) into the same `readings` table (same partitioning, same primary key);
+//   - the peer: InfluxDB 1.x (Debian package) fed the same points as line protocol over HTTP;
+//   - corrections: the same 1M posted again (the merge path);
+//   - the server's peak RSS during each POST.
+//   npm run bench:ingest     (RUNS=5, INFLUX_BATCH=10000, INFLUX_CONCURRENCY=2, CPU_PROF=1 to profile)
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { pipeline } from 'node:stream/promises';
+import { from as copyFrom } from 'pg-copy-streams';
+import { valueSymbol } from 'piscina';
+import parseReadingsTask, { type ParseResult } from '../workers/readings/task.ts';
+import { busyMs, hotFunctions, profileInProcess, readProfiles } from './support/cpuProfile.ts';
+import { ensureInfluxd, startInflux, type Influx } from './support/influx.ts';
+import { writeResults } from './support/load.ts';
+import { fmt, median, mib, pct, spread, timedRequest, waitForCpuIdle } from './support/measure.ts';
+import { createFleet } from './support/meterSetup.ts';
+import { copyBinary, lineProtocolBatches, monthStart, readingsBody, writeCopyCsv } from './support/readingsData.ts';
+import { ROOT, currentRss, peakRss, resetPeakRss, startBenchDatabase, startServerProcess, type BenchDatabase } from './support/serverProcess.ts';
+
+const RUNS = Number(process.env.RUNS ?? 5);
+const METERS = Number(process.env.METERS ?? 100);
+const REGISTERS_PER_METER = Number(process.env.REGISTERS_PER_METER ?? 10);
+const READINGS = Number(process.env.READINGS ?? 1000);
+const INFLUX_BATCH = Number(process.env.INFLUX_BATCH ?? 10_000);
+const INFLUX_CONCURRENCY = Number(process.env.INFLUX_CONCURRENCY ?? 2);
+const CPU_PROF = process.env.CPU_PROF === '1';
+const TOTAL = METERS * REGISTERS_PER_METER * READINGS;
+
+const db = await startBenchDatabase();
+const profileDir = CPU_PROF ? fs.mkdtempSync(path.join(os.tmpdir(), 'flex-bench-prof-')) : undefined;
+const server = await startServerProcess({
+  databaseUrl: db.postgres.connectionString,
+  dataDir: db.dataDir,
+  // The bench posts back to back; the per-client limits (5/s, 20/min) would answer 429.
+  env: { RATE_LIMIT_READINGS_PER_SECOND: '1000', RATE_LIMIT_READINGS_PER_MINUTE: '100000' },
+  cpuProfDir: profileDir,
+});
+console.log(`server pid ${server.pid} at ${server.baseUrl}; creating ${METERS} meters × ${REGISTERS_PER_METER} registers`);
+const fleet = await createFleet(server.baseUrl, server.adminToken, { meters: METERS, registersPerMeter: REGISTERS_PER_METER, permissions: ['Meter.Organization.ReadWrite'] });
+const registerIds = fleet.registers.map((r) => r.id);
+
+const influxBinary = ensureInfluxd();
+const influx: Influx | undefined = influxBinary ? await startInflux(influxBinary) : undefined;
+if (influx) await influx.query('CREATE DATABASE bench');
+
+/** Every timed load starts from the same state: a checkpoint done, no autovacuum running (each
+ * load leaves a 1M-row partition that autovacuum then visits) and InfluxDB done compacting. */
+async function settle(database: BenchDatabase): Promise<void> {
+  if (influx) await waitForCpuIdle([influx.pid], 0.05, 60_000);
+  await database.pool.query('CHECKPOINT');
+  const deadline = Date.now() + 120_000;
+  while (Date.now() < deadline) {
+    const { rows } = await database.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'");
+    if (rows[0]!.n === 0) return;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+interface PostFigures {
+  ms: number;
+  peakRss: number;
+}
+
+async function post(body: Buffer): Promise<PostFigures> {
+  const exact = resetPeakRss(server.pid);
+  let sampled = currentRss(server.pid);
+  const sampler = setInterval(() => (sampled = Math.max(sampled, currentRss(server.pid))), 20);
+  const r = await timedRequest(`${server.baseUrl}/api/readings`, 'POST', { authorization: `Bearer ${fleet.token}`, 'content-type': 'application/json' }, body);
+  clearInterval(sampler);
+  if (r.status !== 204) throw new Error(`POST /api/readings: ${r.status} ${r.body.slice(0, 1000)}`);
+  return { ms: r.ms, peakRss: exact ? peakRss(server.pid) : sampled };
+}
+
+async function copyFile(file: string, format: 'csv' | 'binary', startMs: number): Promise<number> {
+  await db.pool.query('SELECT flex_ensure_reading_partitions($1::timestamptz[])', [[new Date(startMs)]]);
+  await settle(db);
+  const client = await db.pool.connect();
+  try {
+    const t0 = performance.now();
+    const stream = client.query(copyFrom(`COPY readings (register_id, ts, value, resolution, updated_at) FROM STDIN (FORMAT ${format})`));
+    await pipeline(fs.createReadStream(file, { highWaterMark: 1 << 20 }), stream);
+    return performance.now() - t0;
+  } finally {
+    client.release();
+  }
+}
+
+const rate = (ms: number) => TOTAL / (ms / 1000);
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'flex-bench-copy-'));
+const samples = { upload: [] as number[], fresh: [] as number[], corrections: [] as number[], copyCsv: [] as number[], copyBinary: [] as number[], influx: [] as number[] };
+const rss = { fresh: [] as number[], corrections: [] as number[], idle: [] as number[] };
+let bodyBytes = 0;
+let lastBody: Buffer | undefined;
+
+// Round 0 warms up (JIT, worker thread start, first partitions) and is not counted.
+for (let round = 0; round <= RUNS; round += 1) {
+  const base = round * 3;
+  const body = readingsBody(fleet.meters, monthStart(base), READINGS);
+  bodyBytes = body.length;
+  lastBody = body;
+  await settle(db);
+  rss.idle.push(currentRss(server.pid));
+  const fresh = await post(body);
+  await settle(db);
+  const corrections = await post(body);
+  // The HTTP part alone: the same bytes sent as text/plain are read whole, then refused for
+  // their content type (unsupported_content_type) before any parsing.
+  const upload = await timedRequest(`${server.baseUrl}/api/readings`, 'POST', { authorization: `Bearer ${fleet.token}`, 'content-type': 'text/plain' }, body, true);
+  if (!upload.body.includes('unsupported_content_type')) throw new Error(`upload-only POST: ${upload.status} ${upload.body.slice(0, 300)}`);
+
+  const csvFile = path.join(tmp, 'readings.csv');
+  writeCopyCsv(csvFile, registerIds, monthStart(base + 1), READINGS, Date.now());
+  const csvMs = await copyFile(csvFile, 'csv', monthStart(base + 1));
+  const binFile = path.join(tmp, 'readings.bin');
+  fs.writeFileSync(binFile, copyBinary(registerIds, monthStart(base + 2), READINGS, Date.now()));
+  const binMs = await copyFile(binFile, 'binary', monthStart(base + 2));
+
+  let influxMs = NaN;
+  if (influx) {
+    const batches = lineProtocolBatches(fleet.registers, monthStart(base), READINGS, INFLUX_BATCH);
+    await settle(db);
+    influxMs = await influx.writeBatches('bench', batches, INFLUX_CONCURRENCY);
+  }
+  const label = round === 0 ? 'warm-up' : `run ${round}/${RUNS}`;
+  console.log(
+    `${label}: POST ${fmt(rate(fresh.ms))}/s (${fmt(fresh.ms)} ms, peak RSS ${mib(fresh.peakRss)}), corrections ${fmt(rate(corrections.ms))}/s, ` +
+      `COPY csv ${fmt(rate(csvMs))}/s, COPY binary ${fmt(rate(binMs))}/s${influx ? `, InfluxDB ${fmt(rate(influxMs))}/s` : ''}`,
+  );
+  if (round === 0) continue;
+  samples.fresh.push(fresh.ms);
+  samples.upload.push(upload.ms);
+  samples.corrections.push(corrections.ms);
+  samples.copyCsv.push(csvMs);
+  samples.copyBinary.push(binMs);
+  if (influx) samples.influx.push(influxMs);
+  rss.fresh.push(fresh.peakRss);
+  rss.corrections.push(corrections.peakRss);
+}
+
+// Where a POST's time goes, part 1: the worker task (parse, validate, group, encode COPY) on
+// the same body, here in the bench process, timed alone.
+const parseMs: number[] = [];
+for (let k = 0; k < 3; k += 1) {
+  const copy = new Uint8Array(lastBody!);
+  const t0 = performance.now();
+  const moved = parseReadingsTask({ body: copy, encodePgCopy: true, updatedAtMs: Date.now() });
+  parseMs.push(performance.now() - t0);
+  // The task wraps its result for Piscina's transfer; unwrap it here.
+  const result = (moved as unknown as Record<symbol, ParseResult>)[valueSymbol] ?? moved;
+  if (!result.ok) throw new Error('the bench body does not parse');
+}
+const workerProfile = CPU_PROF ? await profileInProcess(() => void parseReadingsTask({ body: new Uint8Array(lastBody!), encodePgCopy: true, updatedAtMs: Date.now() })) : undefined;
+
+await server.stop();
+if (influx) await influx.stop();
+const serverProfiles = profileDir ? readProfiles(profileDir) : [];
+
+const rows = [
+  { path: 'POST /api/readings (fresh)', ...figures(samples.fresh) },
+  { path: 'POST /api/readings (corrections, merge)', ...figures(samples.corrections) },
+  { path: 'COPY FROM file, CSV (pg-copy-streams)', ...figures(samples.copyCsv) },
+  { path: 'COPY FROM file, binary (pg-copy-streams)', ...figures(samples.copyBinary) },
+  ...(influx ? [{ path: `InfluxDB ${influx.version} line protocol (${fmt(INFLUX_BATCH)} lines × ${INFLUX_CONCURRENCY} in flight)`, ...figures(samples.influx) }] : []),
+];
+function figures(ms: number[]) {
+  const s = spread(ms.map(rate));
+  return { 'readings/s (median)': fmt(s.median), min: fmt(s.min), max: fmt(s.max), 'ms (median)': fmt(median(ms)) };
+}
+const freshRate = median(samples.fresh.map(rate));
+const correctionsRate = median(samples.corrections.map(rate));
+const ceilingRate = Math.max(median(samples.copyCsv.map(rate)), median(samples.copyBinary.map(rate)));
+const influxRate = influx ? median(samples.influx.map(rate)) : NaN;
+console.log(`\n${fmt(TOTAL)} readings per POST (${METERS} meters × ${REGISTERS_PER_METER} registers × ${READINGS}), body ${mib(bodyBytes)}; ${RUNS} runs after a warm-up`);
+console.table(rows);
+const ratios = {
+  oursToCopy: freshRate / ceilingRate,
+  oursToInflux: influx ? freshRate / influxRate : null,
+  correctionsToFresh: correctionsRate / freshRate,
+};
+console.log(`ours / COPY ceiling (faster of CSV and binary): ${pct(ratios.oursToCopy)} (target ≥ 70%)`);
+if (influx) console.log(`ours / InfluxDB: ${pct(ratios.oursToInflux!)}`);
+console.log(`corrections / fresh: ${pct(ratios.correctionsToFresh)} (target ≥ 50%)`);
+console.log(`end to end: ${fmt(freshRate)} readings/s (target ≥ 500,000)`);
+console.log(`server peak RSS during one POST: fresh ${mib(Math.max(...rss.fresh))}, corrections ${mib(Math.max(...rss.corrections))}, idle before ${mib(median(rss.idle))} (target < 1 GiB)`);
+// Where a POST's time goes, part 2: its stages run one after the other.
+const stages = {
+  'HTTP upload and body read (same bytes as text/plain, refused)': median(samples.upload),
+  'worker task: parse, validate, group, encode COPY (timed alone)': median(parseMs),
+  'binary COPY of the same rows (the ceiling run)': median(samples.copyBinary),
+};
+const stagesTotal = Object.values(stages).reduce((a, b) => a + b, 0);
+console.log('\nwhere a fresh POST goes (medians, ms; the stages run one after the other):');
+console.table([
+  ...Object.entries(stages).map(([stage, ms]) => ({ stage, ms: Math.round(ms) })),
+  { stage: 'rest: ids, partitions, overlap check, transfers, noise', ms: Math.round(median(samples.fresh) - stagesTotal) },
+  { stage: 'POST /api/readings, fresh', ms: Math.round(median(samples.fresh)) },
+]);
+
+const profiles: Record<string, unknown> = {};
+if (workerProfile) {
+  profiles.worker = { busyMs: busyMs(workerProfile), top: hotFunctions(workerProfile, 12, ROOT) };
+  console.log('\nworker task (in the bench process), self time:');
+  console.table(hotFunctions(workerProfile, 12, ROOT));
+}
+// The server's main thread is the busiest of its profiles (the others are tsx's loader thread).
+const mainProfile = serverProfiles.sort((a, b) => busyMs(b) - busyMs(a))[0];
+if (mainProfile) {
+  const top = hotFunctions(mainProfile, 20, ROOT);
+  profiles.serverMainThread = { busyMs: busyMs(mainProfile), posts: 2 * (RUNS + 1), top };
+  console.log(`\nserver main thread, whole run (start-up, setup and ${2 * (RUNS + 1)} POSTs; ${fmt(busyMs(mainProfile))} ms busy), self time:`);
+  console.table(top);
+}
+
+const file = writeResults('ingest', {
+  date: new Date().toISOString(),
+  machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, postgres: 'embedded 18 (DEFAULT_SETTINGS)', influxdb: influx?.version },
+  setup: { meters: METERS, registersPerMeter: REGISTERS_PER_METER, readingsPerRegister: READINGS, readingsPerPost: TOTAL, bodyBytes, runs: RUNS, influxBatchLines: INFLUX_BATCH, influxConcurrency: INFLUX_CONCURRENCY },
+  readingsPerSecond: {
+    fresh: spread(samples.fresh.map(rate)),
+    corrections: spread(samples.corrections.map(rate)),
+    copyCsv: spread(samples.copyCsv.map(rate)),
+    copyBinary: spread(samples.copyBinary.map(rate)),
+    influx: influx ? spread(samples.influx.map(rate)) : null,
+  },
+  ratios,
+  targets: { oursToCopy: 0.7, readingsPerSecond: 500_000, correctionsToFresh: 0.5, peakRssBytes: 2 ** 30 },
+  peakRssBytes: { fresh: spread(rss.fresh), corrections: spread(rss.corrections), idleBefore: median(rss.idle) },
+  workerTaskMs: spread(parseMs),
+  uploadOnlyMs: spread(samples.upload),
+  profiles,
+});
+console.log(`written ${file}`);
+fs.rmSync(tmp, { recursive: true, force: true });
+if (profileDir) fs.rmSync(profileDir, { recursive: true, force: true });
+await db.close();
+process.exit(0);

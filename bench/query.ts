@@ -1,0 +1,191 @@
+// Query benchmark (issue 3): 100 registers × 1 year of 15-minute data (3.5M readings), loaded by
+// COPY (this bench is about reads), then p50/p99 latency over HTTP of
+//   - GET /api/readings/average/hourly, one register-year          (8,760 points)
+//   - GET /api/readings/average/hourly, 100 registers × one month  (74,400 points)
+//   - GET /api/readings?resolution=86400, one register-year          (365 local days)
+//   - GET /api/readings?resolution=86400, 100 registers × one year   (36,500 local days)
+// and the same questions asked of InfluxDB 1.x loaded with the same points (InfluxQL over HTTP
+// /query: mean … GROUP BY time(1h), sum … GROUP BY time(1d) tz(…)). Requests to the two
+// alternate one by one, so background load on this shared machine hits both alike.
+//   npm run bench:query     (REQUESTS=40 WARMUP=5 CONCURRENCY=1)
+import os from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { from as copyFrom } from 'pg-copy-streams';
+import { ensureInfluxd, startInflux, type Influx } from './support/influx.ts';
+import { writeResults } from './support/load.ts';
+import { fmt, mapConcurrent, percentile, timedRequest, waitForCpuIdle } from './support/measure.ts';
+import { createFleet } from './support/meterSetup.ts';
+import { copyBinary, lineProtocolBatches } from './support/readingsData.ts';
+import { startBenchDatabase, startServerProcess } from './support/serverProcess.ts';
+
+const REQUESTS = Number(process.env.REQUESTS ?? 40);
+const WARMUP = Number(process.env.WARMUP ?? 5);
+const CONCURRENCY = Number(process.env.CONCURRENCY ?? 1);
+const METERS = 10;
+const REGISTERS_PER_METER = 10;
+const YEAR = 2023;
+const TIME_ZONE = 'Europe/Amsterdam';
+const YEAR_START = Date.UTC(YEAR, 0, 1);
+const YEAR_END = Date.UTC(YEAR + 1, 0, 1);
+const PER_REGISTER = (YEAR_END - YEAR_START) / 900_000;
+
+const db = await startBenchDatabase();
+const server = await startServerProcess({ databaseUrl: db.postgres.connectionString, dataDir: db.dataDir });
+// Active-energy registers (summed into days) in a European zone (days are local days, 23 and 25
+// hours long at the DST changes).
+const fleet = await createFleet(server.baseUrl, server.adminToken, {
+  meters: METERS,
+  registersPerMeter: REGISTERS_PER_METER,
+  permissions: ['Meter.Organization.Read'],
+  measurementType: 1,
+  timeZone: TIME_ZONE,
+});
+const ids = fleet.registers.map((r) => r.id);
+const total = ids.length * PER_REGISTER;
+
+console.log(`loading ${fmt(total)} readings into PostgreSQL by binary COPY`);
+let t0 = performance.now();
+await db.pool.query('SELECT flex_ensure_reading_partitions($1::timestamptz[])', [Array.from({ length: 12 }, (_, m) => new Date(Date.UTC(YEAR, m, 1)))]);
+{
+  const client = await db.pool.connect();
+  const stream = client.query(copyFrom('COPY readings (register_id, ts, value, resolution, updated_at) FROM STDIN (FORMAT binary)'));
+  await new Promise<void>((resolve, reject) => {
+    stream.on('error', reject);
+    stream.on('finish', resolve);
+    stream.end(copyBinary(ids, YEAR_START, PER_REGISTER, Date.now()));
+  });
+  client.release();
+}
+// What autovacuum would have done by the time anyone queries a year of history.
+await db.pool.query('VACUUM (ANALYZE) readings');
+await db.pool.query('CHECKPOINT');
+console.log(`  ${fmt(performance.now() - t0)} ms including VACUUM ANALYZE`);
+
+const influxBinary = ensureInfluxd();
+// Snapshot the write cache to TSM files after 5 s without writes (default 10 min), so queries
+// read TSM files as they would in steady state.
+const influx: Influx | undefined = influxBinary ? await startInflux(influxBinary, '  cache-snapshot-write-cold-duration = "5s"') : undefined;
+if (influx) {
+  console.log(`loading the same points into InfluxDB ${influx.version}`);
+  await influx.query('CREATE DATABASE bench');
+  t0 = performance.now();
+  // Register by register, 10 at a time, to keep the line-protocol text small.
+  for (let r = 0; r < fleet.registers.length; r += 10) {
+    const batches = lineProtocolBatches(fleet.registers.slice(r, r + 10), YEAR_START, PER_REGISTER, 10_000);
+    await influx.writeBatches('bench', batches, 2);
+  }
+  console.log(`  ${fmt(performance.now() - t0)} ms; waiting for its cache snapshot and compactions`);
+  await new Promise((r) => setTimeout(r, 6_000));
+  console.log(`  idle after ${fmt(await waitForCpuIdle([influx.pid], 0.05, 300_000))} ms more`);
+}
+
+const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
+const monthRange = (k: number) => [Date.UTC(YEAR, k % 12, 1), Date.UTC(YEAR, (k % 12) + 1, 1)] as const;
+const registerFilter = (registers: readonly { externalId: string }[]) => `(${registers.map((r) => `"register"='${r.externalId}'`).join(' OR ')})`;
+const ourUrl = (path: string, registerIds: readonly number[], start: number, end: number, resolution?: number) => {
+  const q = new URLSearchParams({ organizationId: String(fleet.organizationId), start: iso(start), end: iso(end) });
+  for (const id of registerIds) q.append('registerId', String(id));
+  if (resolution !== undefined) q.set('resolution', String(resolution));
+  return `${server.baseUrl}${path}?${q}`;
+};
+
+interface Question {
+  name: string;
+  /** Request k (registers and months rotate so neither side answers from one hot cache line). */
+  ours(k: number): string;
+  influx(k: number): string;
+}
+
+const questions: Question[] = [
+  {
+    name: 'hourly average, 1 register × 1 year',
+    ours: (k) => ourUrl('/api/readings/average/hourly', [ids[k % ids.length]!], YEAR_START, YEAR_END),
+    influx: (k) =>
+      `SELECT mean("value") FROM "reading" WHERE "register"='${fleet.registers[k % ids.length]!.externalId}' AND time >= '${iso(YEAR_START)}' AND time < '${iso(YEAR_END)}' GROUP BY time(1h) fill(none)`,
+  },
+  {
+    name: 'hourly average, 100 registers × 1 month',
+    ours: (k) => ourUrl('/api/readings/average/hourly', ids, ...monthRange(k)),
+    influx: (k) => {
+      const [start, end] = monthRange(k);
+      return `SELECT mean("value") FROM "reading" WHERE ${registerFilter(fleet.registers)} AND time >= '${iso(start)}' AND time < '${iso(end)}' GROUP BY time(1h), "register" fill(none)`;
+    },
+  },
+  {
+    name: 'resolution=86400 (local days, sum), 1 register × 1 year',
+    ours: (k) => ourUrl('/api/readings', [ids[k % ids.length]!], YEAR_START, YEAR_END, 86400),
+    influx: (k) =>
+      `SELECT sum("value") FROM "reading" WHERE "register"='${fleet.registers[k % ids.length]!.externalId}' AND time >= '${iso(YEAR_START)}' AND time < '${iso(YEAR_END)}' GROUP BY time(1d) fill(none) tz('${TIME_ZONE}')`,
+  },
+  {
+    name: 'resolution=86400 (local days, sum), 100 registers × 1 year',
+    ours: () => ourUrl('/api/readings', ids, YEAR_START, YEAR_END, 86400),
+    influx: () =>
+      `SELECT sum("value") FROM "reading" WHERE ${registerFilter(fleet.registers)} AND time >= '${iso(YEAR_START)}' AND time < '${iso(YEAR_END)}' GROUP BY time(1d), "register" fill(none) tz('${TIME_ZONE}')`,
+  },
+];
+
+const headers = { authorization: `Bearer ${fleet.token}` };
+async function ours(url: string): Promise<{ ms: number; bytes: number; points: number }> {
+  const r = await timedRequest(url, 'GET', headers, undefined, true);
+  if (r.status !== 200) throw new Error(`GET ${url}: ${r.status} ${r.body.slice(0, 500)}`);
+  const points = (JSON.parse(r.body) as { readings: unknown[] }[]).reduce((n, s) => n + s.readings.length, 0);
+  return { ms: r.ms, bytes: r.bytes, points };
+}
+async function peer(q: string): Promise<{ ms: number; bytes: number; points: number }> {
+  const r = await influx!.query(q, 'bench');
+  const series = (JSON.parse(r.body) as { results: { series?: { values: unknown[] }[] }[] }).results[0]!.series ?? [];
+  return { ms: r.ms, bytes: r.bytes, points: series.reduce((n, s) => n + s.values.length, 0) };
+}
+
+const results = [];
+for (const question of questions) {
+  const oursMs: number[] = [];
+  const peerMs: number[] = [];
+  let oursShape = { bytes: 0, points: 0 };
+  let peerShape = { bytes: 0, points: 0 };
+  await mapConcurrent(
+    Array.from({ length: WARMUP + REQUESTS }, (_, k) => k),
+    CONCURRENCY,
+    async (k) => {
+      const a = await ours(question.ours(k));
+      const b = influx ? await peer(question.influx(k)) : undefined;
+      if (k < WARMUP) return;
+      oursMs.push(a.ms);
+      oursShape = a;
+      if (b) {
+        peerMs.push(b.ms);
+        peerShape = b;
+      }
+    },
+  );
+  const row = {
+    question: question.name,
+    'ours p50 ms': Number(percentile(oursMs, 50).toFixed(1)),
+    'ours p99 ms': Number(percentile(oursMs, 99).toFixed(1)),
+    'InfluxDB p50 ms': influx ? Number(percentile(peerMs, 50).toFixed(1)) : NaN,
+    'InfluxDB p99 ms': influx ? Number(percentile(peerMs, 99).toFixed(1)) : NaN,
+    'ours/InfluxDB p50': influx ? Number((percentile(oursMs, 50) / percentile(peerMs, 50)).toFixed(2)) : NaN,
+    'ours/InfluxDB p99': influx ? Number((percentile(oursMs, 99) / percentile(peerMs, 99)).toFixed(2)) : NaN,
+    'ours KiB': Math.round(oursShape.bytes / 1024),
+    'InfluxDB KiB': Math.round(peerShape.bytes / 1024),
+    'InfluxDB points': peerShape.points,
+  };
+  console.log(`${question.name}: ours p50 ${row['ours p50 ms']} ms, InfluxDB p50 ${row['InfluxDB p50 ms']} ms`);
+  if (influx && oursShape.points !== peerShape.points) console.log(`  note: ours ${oursShape.points} points, InfluxDB ${peerShape.points}`);
+  results.push({ ...row, oursMs, influxMs: peerMs });
+}
+
+console.log(`\n${fmt(total)} readings (${ids.length} registers × ${fmt(PER_REGISTER)}), ${REQUESTS} requests per question after ${WARMUP} warm-up, ${CONCURRENCY} in flight; ratio < 1 = ours faster`);
+console.table(results.map(({ oursMs: _a, influxMs: _b, ...row }) => row));
+const file = writeResults('query', {
+  date: new Date().toISOString(),
+  machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, postgres: 'embedded 18 (DEFAULT_SETTINGS)', influxdb: influx?.version },
+  setup: { registers: ids.length, readingsPerRegister: PER_REGISTER, total, year: YEAR, timeZone: TIME_ZONE, requests: REQUESTS, warmup: WARMUP, concurrency: CONCURRENCY },
+  results,
+});
+console.log(`written ${file}`);
+await server.stop();
+if (influx) await influx.stop();
+await db.close();
+process.exit(0);
