@@ -31,25 +31,29 @@ const MS = (param: string) => `(${param}::float8 * interval '1 millisecond')`;
 const NOT_BEFORE = (alias: string) => `coalesce(${alias}.next_validation_at, '-infinity') <= now()`;
 const RETRIED = [DeliveryValidationStatus.MissingActualData, DeliveryValidationStatus.MissingReferenceData, DeliveryValidationStatus.NotMeasurable].join(', ');
 
-/** The three kinds of due flexibility transactions, each a WHERE clause over t (and r, v). */
-const FLEX_DUE = {
-  pending: `t.delivery_validation_status = ${DeliveryValidationStatus.Pending} AND t."end" <= now() - ${MS('$1')} AND ${NOT_BEFORE('t')}`,
-  retry: `t.delivery_validation_status IN (${RETRIED}) AND t."end" > now() - ${MS('$2')} AND ${NOT_BEFORE('t')}`,
-  corrected: `t.delivery_validation_status = ${DeliveryValidationStatus.Validated} AND t."end" > now() - ${MS('$2')}
+/** The three kinds of due flexibility transactions: a WHERE clause over t (and r, v) with $1
+ * the delay or the window (ms), and which of the two it takes. */
+const FLEX_DUE: { where: string; ms: 'delayMs' | 'windowMs' }[] = [
+  { ms: 'delayMs', where: `t.delivery_validation_status = ${DeliveryValidationStatus.Pending} AND t."end" <= now() - ${MS('$1')} AND ${NOT_BEFORE('t')}` },
+  { ms: 'windowMs', where: `t.delivery_validation_status IN (${RETRIED}) AND t."end" > now() - ${MS('$1')} AND ${NOT_BEFORE('t')}` },
+  {
+    ms: 'windowMs',
+    where: `t.delivery_validation_status = ${DeliveryValidationStatus.Validated} AND t."end" > now() - ${MS('$1')}
     AND EXISTS (SELECT 1 FROM readings x
       WHERE x.register_id = ANY (array_remove(ARRAY[r.actual_register_id, r.reference_register_id], NULL) || coalesce(v.source_registers, '{}'::int[]))
         AND x.ts >= t.start AND x.ts < t."end" AND x.updated_at > coalesce(t.readings_updated_at, t.validated_at))`,
-};
+  },
+];
 
 async function claimFlexibility(tx: PoolClient, timing: ValidationTiming): Promise<FlexRow[]> {
   const rows: FlexRow[] = [];
-  for (const where of Object.values(FLEX_DUE)) {
+  for (const due of FLEX_DUE) {
     const room = timing.batchSize - rows.length;
     if (room <= 0) break;
     const { rows: claimed } = await tx.query<FlexRow>(
       `${FLEX_ROW_SELECT} LEFT JOIN virtual_definitions v ON v.register_id = r.reference_register_id
-       WHERE ${where} ORDER BY t."end", t.id LIMIT $3 FOR UPDATE OF t SKIP LOCKED`,
-      [timing.delayMs, timing.windowMs, room],
+       WHERE ${due.where} ORDER BY t."end", t.id LIMIT $2 FOR UPDATE OF t SKIP LOCKED`,
+      [timing[due.ms], room],
     );
     rows.push(...claimed);
   }
