@@ -57,12 +57,15 @@ WITH f AS (
   FROM (SELECT cp FROM fs UNION SELECT cp FROM avs) c
 ), per_resource AS (
   SELECT json_agg(json_build_object('resourceId', resource_id,
-    'bought', json_build_object('totalAvailabilityRemunerationSum', coalesce(sum(money) FILTER (WHERE kind = 'a' AND NOT sold), 0),
-                                'totalFlexibilityRemunerationSum', coalesce(sum(money) FILTER (WHERE kind = 'f' AND NOT sold), 0)),
-    'sold', json_build_object('totalAvailabilityRemunerationSum', coalesce(sum(money) FILTER (WHERE kind = 'a' AND sold), 0),
-                              'totalFlexibilityRemunerationSum', coalesce(sum(money) FILTER (WHERE kind = 'f' AND sold), 0))) ORDER BY resource_id) AS list
-  FROM (SELECT resource_id, 'f' AS kind, sold, money FROM f UNION ALL SELECT resource_id, 'a', sold, money FROM a) x
-  GROUP BY resource_id
+    'bought', json_build_object('totalAvailabilityRemunerationSum', ab, 'totalFlexibilityRemunerationSum', fb),
+    'sold', json_build_object('totalAvailabilityRemunerationSum', asold, 'totalFlexibilityRemunerationSum', fsold)) ORDER BY resource_id) AS list
+  FROM (
+    SELECT resource_id,
+      coalesce(sum(money) FILTER (WHERE kind = 'a' AND NOT sold), 0) AS ab, coalesce(sum(money) FILTER (WHERE kind = 'f' AND NOT sold), 0) AS fb,
+      coalesce(sum(money) FILTER (WHERE kind = 'a' AND sold), 0) AS asold, coalesce(sum(money) FILTER (WHERE kind = 'f' AND sold), 0) AS fsold
+    FROM (SELECT resource_id, 'f' AS kind, sold, money FROM f UNION ALL SELECT resource_id, 'a', sold, money FROM a) x
+    GROUP BY resource_id
+  ) sums
 )
 SELECT json_build_object('organizationId', $1::int, 'counterParts', coalesce(counterparts.list, '[]'::json),
   'remunerationPerResource', coalesce((SELECT list FROM per_resource), '[]'::json))::text AS json
