@@ -58,9 +58,9 @@ const spec = (organizationId: number, token: string, start = START, end = END) =
 const cents = (x: number) => Math.round(x * 100);
 const EMPTY = { totalRemunerationSum: 0, transactions: [] };
 
-type Summary = { totalRemunerationSum: number; transactions: { totalRemuneration: number; flexibilityTransactionId?: number; availabilityTransactionId?: number }[] };
-type Spec = { organizationId: number; counterParts: ({ organizationId: number } & Record<string, Summary>)[]; remunerationPerResource: { resourceId: number; bought: Record<string, number>; sold: Record<string, number> }[] };
 const SUMMARIES = ['flexibilitySoldSummary', 'flexibilityBoughtSummary', 'availabilitySoldSummary', 'availabilityBoughtSummary'] as const;
+type Summary = { totalRemunerationSum: number; transactions: { totalRemuneration: number; flexibilityTransactionId?: number; availabilityTransactionId?: number }[] };
+type Spec = { organizationId: number; counterParts: ({ organizationId: number } & Record<(typeof SUMMARIES)[number], Summary>)[]; remunerationPerResource: { resourceId: number; bought: Record<string, number>; sold: Record<string, number> }[] };
 
 /** Every total equals the sum of its lines; per-resource sums equal the sums of their lines. */
 function checkTotals(s: Spec): void {

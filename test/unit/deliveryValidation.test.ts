@@ -19,7 +19,7 @@ const Q = 900_000;
 const T0 = Date.parse('2024-06-03T10:00:00Z');
 const energy: MeasuredRegister = { id: 1, measurementType: 1, measurementPrefix: 3, defaultResolution: 900, isVirtual: false };
 
-function intervals(values: number[], from = T0, step = Q): Intervals {
+function intervals(values: number[], from = T0, step = Q): Intervals & { timestamps: number[]; ends: number[]; values: number[] } {
   return {
     timestamps: values.map((_, i) => from + i * step),
     ends: values.map((_, i) => from + (i + 1) * step),

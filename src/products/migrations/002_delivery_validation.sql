@@ -18,3 +18,28 @@ ALTER TABLE availability_transactions
 -- The correction scan walks validated transactions that ended within VALIDATION_WINDOW_MS.
 CREATE INDEX flexibility_transactions_validated ON flexibility_transactions ("end") WHERE delivery_validation_status = 2;
 CREATE INDEX availability_transactions_validated ON availability_transactions ("end") WHERE delivery_validation_status = 2;
+
+-- Settlement (docs/products.md, "Settlement specification"): each transaction's remuneration
+-- and its settlement line as JSON text, kept by PostgreSQL whenever the row changes, so that a
+-- settlement specification of 100,000 lines only sorts and concatenates.
+--   remuneration = round(quantity × price × remunerationPercentage / 100, 2), half away from
+--   zero (numeric round), 0 until validated.
+ALTER TABLE flexibility_transactions
+  ADD COLUMN remuneration_amount numeric GENERATED ALWAYS AS (
+    CASE WHEN delivery_validation_status = 2 THEN round(quantity * unit_price * remuneration_percentage * 0.01, 2) ELSE 0 END) STORED,
+  ADD COLUMN settlement_line text GENERATED ALWAYS AS (
+    '{"flexibilityTransactionId":' || id::text || ',"resourceId":' || resource_id::text
+    || ',"deliveryPercentage":' || coalesce(delivery_percentage::text, 'null') || ',"remunerationPercentage":' || coalesce(remuneration_percentage::text, 'null')
+    || ',"unitPrice":' || unit_price::text
+    || ',"totalRemuneration":' || (CASE WHEN delivery_validation_status = 2 THEN round(quantity * unit_price * remuneration_percentage * 0.01, 2) ELSE 0 END)::text
+    || ',"totalQuantity":' || quantity::text || ',"productType":' || product_type::text || ',"deliveryValidationStatus":' || delivery_validation_status::text || '}') STORED;
+
+ALTER TABLE availability_transactions
+  ADD COLUMN remuneration_amount numeric GENERATED ALWAYS AS (
+    CASE WHEN delivery_validation_status = 2 THEN round(quantity * availability_price * remuneration_percentage * 0.01, 2) ELSE 0 END) STORED,
+  ADD COLUMN settlement_line text GENERATED ALWAYS AS (
+    '{"availabilityTransactionId":' || id::text || ',"resourceId":' || resource_id::text || ',"substationId":' || coalesce(substation_id::text, 'null')
+    || ',"deliveryPercentage":' || coalesce(delivery_percentage::text, 'null') || ',"remunerationPercentage":' || coalesce(remuneration_percentage::text, 'null')
+    || ',"availabilityPrice":' || availability_price::text
+    || ',"totalRemuneration":' || (CASE WHEN delivery_validation_status = 2 THEN round(quantity * availability_price * remuneration_percentage * 0.01, 2) ELSE 0 END)::text
+    || ',"totalQuantity":' || quantity::text || ',"productType":' || product_type::text || ',"deliveryValidationStatus":' || delivery_validation_status::text || '}') STORED;
