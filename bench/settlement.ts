@@ -7,7 +7,8 @@
 //     transactions validated by the job's step function; stored references and baselines.
 //  3. An idle job step (nothing due) over those validated transactions: the correction scan.
 // Figures go to bench/results/settlement.json. Environment: BENCH_TRANSACTIONS (100000),
-// BENCH_VALIDATIONS (5000), BENCH_BASELINE_VALIDATIONS (1000), BENCH_ROUNDS (5), BENCH_REQUESTS (10).
+// BENCH_VALIDATIONS (5000), BENCH_BASELINE_VALIDATIONS (1000), BENCH_ROUNDS (5), BENCH_REQUESTS (10),
+// BENCH_PARTS (settlement,validation).
 //   npm run bench:settlement            node --cpu-prof --import tsx bench/settlement.ts
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -24,6 +25,8 @@ const VALIDATIONS = Number(process.env.BENCH_VALIDATIONS ?? 5000);
 const BASELINE_VALIDATIONS = Number(process.env.BENCH_BASELINE_VALIDATIONS ?? 1000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 10);
+/** settlement,validation (default both). */
+const PARTS = (process.env.BENCH_PARTS ?? 'settlement,validation').split(',');
 const MONTH_START = Date.parse('2025-01-01T00:00:00Z');
 const MONTH_END = Date.parse('2025-02-01T00:00:00Z');
 
@@ -105,15 +108,20 @@ async function throughput(deps: ValidationDeps, ids: number[], label: string) {
     rates.push(ids.length / seconds);
     console.log(`${label} round ${r + 1}: ${done} handled, ${ids.length} validated in ${seconds.toFixed(2)} s = ${(ids.length / seconds).toFixed(0)} transactions/s`);
   }
-  // A step when nothing is due: the correction scan over every validated transaction in the window.
+  // A step when nothing is due, with the correction scan (every validated transaction of the
+  // window probed for corrected readings; once per VALIDATION_RETRY_MS) and without it.
   const scans: number[] = [];
+  const idle: number[] = [];
   for (let r = 0; r < ROUNDS; r += 1) {
-    const t = performance.now();
-    const n = await validateDueTransactions(deps, timing);
-    if (n !== 0) throw new Error(`${label}: ${n} transactions due again without any change`);
-    scans.push(performance.now() - t);
+    const state = { lastCorrectionScan: 0 };
+    for (const list of [scans, idle]) {
+      const t = performance.now();
+      const n = await validateDueTransactions(deps, timing, state);
+      if (n !== 0) throw new Error(`${label}: ${n} transactions due again without any change`);
+      list.push(performance.now() - t);
+    }
   }
-  return { transactions: ids.length, transactionsPerSecond: spread(rates), rounds: rates.map((x) => Math.round(x)), idleStepMs: spread(scans) };
+  return { transactions: ids.length, transactionsPerSecond: spread(rates), rounds: rates.map((x) => Math.round(x)), correctionScanStepMs: spread(scans), idleStepMs: spread(idle) };
 }
 
 async function validationBench() {
@@ -132,8 +140,8 @@ async function validationBench() {
 }
 
 try {
-  const settlement = await settlementBench();
-  const validation = await validationBench();
+  const settlement = PARTS.includes('settlement') ? await settlementBench() : undefined;
+  const validation = PARTS.includes('validation') ? await validationBench() : undefined;
   const file = writeResults('settlement', {
     date: new Date().toISOString(),
     machine: { cpus: os.availableParallelism(), model: os.cpus()[0]?.model, node: process.version, memoryGiB: Math.round(os.totalmem() / 2 ** 30) },

@@ -180,7 +180,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     clearing.start();
     cleanups.unshift(() => clearing.stop());
     const timing = { delayMs: config.validationDelayMs, retryMs: config.validationRetryMs, windowMs: config.validationWindowMs, batchSize: 200 };
-    const validating = new PeriodicJob('delivery-validation', () => validateDueTransactions(validation, timing), config.validationIntervalMs, log);
+    const validationState = { lastCorrectionScan: 0 };
+    const validating = new PeriodicJob('delivery-validation', () => validateDueTransactions(validation, timing, validationState), config.validationIntervalMs, log);
     validating.start();
     cleanups.unshift(() => validating.stop());
     const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;

@@ -10,7 +10,9 @@
 //     VALIDATION_WINDOW_MS ago, and VALIDATION_RETRY_MS after the last attempt (data may arrive,
 //     the resource may be configured);
 //   - Validated, ended less than VALIDATION_WINDOW_MS ago, and a reading of its registers in
-//     its period was updated after the readings its figures came from (a correction).
+//     its period was updated after the readings its figures came from (a correction). This
+//     scan walks every validated transaction of the window, so each instance runs it at most
+//     once per VALIDATION_RETRY_MS (corrections are picked up within that time).
 // Availability: Pending past end + delay, or any state within the window once one of its
 // flexibility transactions was (re)validated after it; never while one of those is Pending.
 import { DeliveryValidationStatus } from '../codes.ts';
@@ -27,35 +29,48 @@ export interface ValidationTiming {
   batchSize: number;
 }
 
+/** Per instance: when the correction scan last went through every validated transaction of the
+ * window without filling a batch. It walks all of them, so it runs once per retryMs. */
+export interface ValidationState {
+  lastCorrectionScan: number;
+}
+
 const MS = (param: string) => `(${param}::float8 * interval '1 millisecond')`;
 const NOT_BEFORE = (alias: string) => `coalesce(${alias}.next_validation_at, '-infinity') <= now()`;
 const RETRIED = [DeliveryValidationStatus.MissingActualData, DeliveryValidationStatus.MissingReferenceData, DeliveryValidationStatus.NotMeasurable].join(', ');
 
+/** A reading of `register` in t's period updated after the readings t's figures came from
+ * (one index probe on (register_id, ts) per register: equality, so partitions prune). */
+const changed = (register: string) =>
+  `EXISTS (SELECT 1 FROM readings x WHERE x.register_id = ${register} AND x.ts >= t.start AND x.ts < t."end" AND x.updated_at > coalesce(t.readings_updated_at, t.validated_at))`;
+
 /** The three kinds of due flexibility transactions: a WHERE clause over t (and r, v) with $1
  * the delay or the window (ms), and which of the two it takes. */
-const FLEX_DUE: { where: string; ms: 'delayMs' | 'windowMs' }[] = [
+const FLEX_DUE: { where: string; ms: 'delayMs' | 'windowMs'; correction?: true }[] = [
   { ms: 'delayMs', where: `t.delivery_validation_status = ${DeliveryValidationStatus.Pending} AND t."end" <= now() - ${MS('$1')} AND ${NOT_BEFORE('t')}` },
   { ms: 'windowMs', where: `t.delivery_validation_status IN (${RETRIED}) AND t."end" > now() - ${MS('$1')} AND ${NOT_BEFORE('t')}` },
   {
     ms: 'windowMs',
+    correction: true,
     where: `t.delivery_validation_status = ${DeliveryValidationStatus.Validated} AND t."end" > now() - ${MS('$1')}
-    AND EXISTS (SELECT 1 FROM readings x
-      WHERE x.register_id = ANY (array_remove(ARRAY[r.actual_register_id, r.reference_register_id], NULL) || coalesce(v.source_registers, '{}'::int[]))
-        AND x.ts >= t.start AND x.ts < t."end" AND x.updated_at > coalesce(t.readings_updated_at, t.validated_at))`,
+    AND (${changed('r.actual_register_id')} OR (NOT r.use_zero_reference AND ${changed('r.reference_register_id')})
+      OR EXISTS (SELECT 1 FROM unnest(v.source_registers) AS s (id) WHERE ${changed('s.id')}))`,
   },
 ];
 
-async function claimFlexibility(tx: PoolClient, timing: ValidationTiming): Promise<FlexRow[]> {
+async function claimFlexibility(tx: PoolClient, timing: ValidationTiming, state: ValidationState): Promise<FlexRow[]> {
   const rows: FlexRow[] = [];
   for (const due of FLEX_DUE) {
     const room = timing.batchSize - rows.length;
     if (room <= 0) break;
+    if (due.correction && Date.now() - state.lastCorrectionScan < timing.retryMs) continue;
     const { rows: claimed } = await tx.query<FlexRow>(
       `${FLEX_ROW_SELECT} LEFT JOIN virtual_definitions v ON v.register_id = r.reference_register_id
        WHERE ${due.where} ORDER BY t."end", t.id LIMIT $2 FOR UPDATE OF t SKIP LOCKED`,
       [timing[due.ms], room],
     );
     rows.push(...claimed);
+    if (due.correction && claimed.length < room) state.lastCorrectionScan = Date.now();
   }
   return rows;
 }
@@ -136,9 +151,9 @@ const AVAILABILITY_DUE = `((a.delivery_validation_status = ${DeliveryValidationS
   AND NOT EXISTS (SELECT 1 FROM flexibility_transactions f WHERE f.availability_transaction_id = a.id AND f.delivery_validation_status = ${DeliveryValidationStatus.Pending})`;
 
 /** One step of the job: a batch of each kind. Returns how many transactions were handled. */
-export async function validateDueTransactions(deps: ValidationDeps, timing: ValidationTiming): Promise<number> {
+export async function validateDueTransactions(deps: ValidationDeps, timing: ValidationTiming, state: ValidationState = { lastCorrectionScan: 0 }): Promise<number> {
   const flexibility = await withTransaction(deps.pool, async (tx) => {
-    const rows = await claimFlexibility(tx, timing);
+    const rows = await claimFlexibility(tx, timing, state);
     await validateFlexibilityRows(deps, tx, rows, timing.retryMs);
     return rows.length;
   });

@@ -18,6 +18,9 @@ ALTER TABLE availability_transactions
 -- The correction scan walks validated transactions that ended within VALIDATION_WINDOW_MS.
 CREATE INDEX flexibility_transactions_validated ON flexibility_transactions ("end") WHERE delivery_validation_status = 2;
 CREATE INDEX availability_transactions_validated ON availability_transactions ("end") WHERE delivery_validation_status = 2;
+-- Other transactions of the same resource overlapping a period (reference adjustment): those
+-- ending after its start — a handful for a recent period, however long the history.
+CREATE INDEX flexibility_transactions_resource_end ON flexibility_transactions (resource_id, "end");
 
 -- Settlement (docs/products.md, "Settlement specification"): each transaction's remuneration
 -- and its settlement line as JSON text, kept by PostgreSQL whenever the row changes, so that a
