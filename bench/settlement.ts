@@ -139,13 +139,26 @@ async function validationBench() {
   return { readings: '30 days × 96 quarter hours per register', storedReference: { resources: 50, ...stored }, baselineReference: { resources: 10, ...baseline } };
 }
 
+/** How fast this machine's PostgreSQL is, to scale the figures: count a million generated rows. */
+async function calibration() {
+  const times: number[] = [];
+  for (let i = 0; i < 5; i += 1) {
+    const t = performance.now();
+    await pool.query('SELECT count(*) FROM generate_series(1, 1000000)');
+    times.push(performance.now() - t);
+  }
+  return { postgresCountMillionRowsMs: spread(times) };
+}
+
 try {
+  const machine = await calibration();
   const settlement = PARTS.includes('settlement') ? await settlementBench() : undefined;
   const validation = PARTS.includes('validation') ? await validationBench() : undefined;
   const file = writeResults('settlement', {
     date: new Date().toISOString(),
     machine: { cpus: os.availableParallelism(), model: os.cpus()[0]?.model, node: process.version, memoryGiB: Math.round(os.totalmem() / 2 ** 30) },
     command: 'npm run bench:settlement',
+    calibration: machine,
     settlement,
     validation,
   });
