@@ -34,6 +34,10 @@ import { zoneRoutes } from './grid/zoneRoutes.ts';
 import { productAdminRoutes } from './products/adminRoutes.ts';
 import { PeriodicJob, clearDueOrders } from './products/clearing.ts';
 import { productRoutes } from './products/productRoutes.ts';
+import { settlementRoutes } from './products/settlement.ts';
+import type { ValidationDeps } from './products/validationData.ts';
+import { validateDueTransactions } from './products/validationJob.ts';
+import { validationAdminRoutes } from './products/validationRoutes.ts';
 import { meterRoutes } from './meter/meterRoutes.ts';
 import { readingsRoutes } from './meter/readingsRoutes.ts';
 import { VirtualRegisters } from './meter/virtualRegisters.ts';
@@ -114,6 +118,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     );
     cleanups.unshift(() => timeSeries.close());
     const virtual = new VirtualRegisters(pool, timeSeries, workers);
+    const validation: ValidationDeps = { pool, store: timeSeries, virtual, log };
 
     const metrics = new HttpMetrics();
     metrics.gauge('db_pool_connections', 'Open database connections of this instance', () => pool.totalCount);
@@ -143,6 +148,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       ...zoneRoutes(pool),
       ...productRoutes(pool),
       ...productAdminRoutes(pool),
+      ...settlementRoutes(pool),
+      ...validationAdminRoutes(validation, config.validationRetryMs),
       ...readingsRoutes({
         db: pool,
         store: timeSeries,
@@ -181,6 +188,11 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     clearing.start();
     cleanups.unshift(() => clearing.stop());
     vtn.start();
+    const timing = { delayMs: config.validationDelayMs, retryMs: config.validationRetryMs, windowMs: config.validationWindowMs, batchSize: 200 };
+    const validationState = { lastCorrectionScan: 0 };
+    const validating = new PeriodicJob('delivery-validation', () => validateDueTransactions(validation, timing, validationState), config.validationIntervalMs, log);
+    validating.start();
+    cleanups.unshift(() => validating.stop());
     const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
 
     let closing: Promise<void> | undefined;

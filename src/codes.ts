@@ -267,7 +267,7 @@ export const DELIVERY_VALIDATION_STATUSES: CodeTable = {
     [DeliveryValidationStatus.Validated]: 'Validated from meter data; figures filled in',
     [DeliveryValidationStatus.MissingActualData]: 'The actual register lacks readings for the period (validation is retried)',
     [DeliveryValidationStatus.MissingReferenceData]: 'The reference lacks readings for the period (validation is retried)',
-    [DeliveryValidationStatus.NotMeasurable]: 'The resource has no actual register or no reference configured',
+    [DeliveryValidationStatus.NotMeasurable]: 'Cannot be measured: no actual register, no reference (nor zero reference), a register that measures neither energy nor power, a resolution that does not fit the period, or a virtual reference that cannot be computed (retried)',
   },
 };
 

@@ -32,6 +32,11 @@ export interface Config {
   questdbPgUrl: string | undefined;
   readingsMaxPoints: number;
   clearingIntervalMs: number;
+  /** Delivery validation: wait after a transaction's end, step interval, retry delay, window. */
+  validationDelayMs: number;
+  validationIntervalMs: number;
+  validationRetryMs: number;
+  validationWindowMs: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   shutdownTimeoutMs: number;
   /** Run the VTN notification dispatcher in this instance. */
@@ -81,6 +86,10 @@ export const CONFIG_DOCS: ConfigDoc[] = [
   { name: 'QUESTDB_PG_URL', default: '(unset)', description: 'QuestDB PostgreSQL-wire endpoint for queries, e.g. postgres://admin:quest@localhost:8812/qdb.' },
   { name: 'READINGS_MAX_POINTS', default: '500000', description: 'Most readings one GET /api/readings response may hold (registers × points); more is a 400 asking for a shorter period or a larger resolution.' },
   { name: 'CLEARING_INTERVAL_MS', default: '5000', description: 'How often availability orders past their expiresAt are looked for and cleared (on every instance; each order clears once).' },
+  { name: 'VALIDATION_DELAY_MS', default: '3600000', description: 'How long after a transaction’s end its delivery is validated from meter data (time for the readings to arrive).' },
+  { name: 'VALIDATION_INTERVAL_MS', default: '30000', description: 'How often due deliveries are looked for and validated (on every instance; each transaction is validated by one).' },
+  { name: 'VALIDATION_RETRY_MS', default: '900000', description: 'How long a transaction with missing meter data (or not measurable) waits before the next attempt.' },
+  { name: 'VALIDATION_WINDOW_MS', default: '2592000000', description: 'How long after a transaction’s end missing data is retried and corrected readings trigger a re-validation (30 days).' },
   { name: 'LOG_LEVEL', default: 'info', description: 'fatal, error, warn, info, debug, trace or silent. Requests are logged at debug.' },
   { name: 'SHUTDOWN_TIMEOUT_MS', default: '30000', description: 'How long SIGTERM/SIGINT waits for in-flight requests before closing.' },
   { name: 'VTN_DISPATCHER', default: 'true', description: 'Deliver VTN webhook notifications from this instance. Any number of instances may; each notification is claimed by one.' },
@@ -183,6 +192,10 @@ export function loadConfig(env: Env = process.env): Config {
     questdbPgUrl: r.raw('QUESTDB_PG_URL'),
     readingsMaxPoints: r.int('READINGS_MAX_POINTS', 500_000, 1, 50_000_000),
     clearingIntervalMs: r.int('CLEARING_INTERVAL_MS', 5000, 100, 3_600_000),
+    validationDelayMs: r.int('VALIDATION_DELAY_MS', 3_600_000, 0, 31 * 86_400_000),
+    validationIntervalMs: r.int('VALIDATION_INTERVAL_MS', 30_000, 100, 3_600_000),
+    validationRetryMs: r.int('VALIDATION_RETRY_MS', 900_000, 0, 31 * 86_400_000),
+    validationWindowMs: r.int('VALIDATION_WINDOW_MS', 30 * 86_400_000, 0, 366 * 86_400_000),
     logLevel: r.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     shutdownTimeoutMs: r.int('SHUTDOWN_TIMEOUT_MS', 30_000, 0, 600_000),
     vtnDispatcherEnabled: r.bool('VTN_DISPATCHER', true),

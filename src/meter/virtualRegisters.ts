@@ -19,7 +19,7 @@ import type { VirtualResult, VirtualTask } from '../../workers/virtual/task.ts';
 import { eventDaysBetween, registersForRead, type RegisterForRead } from './meterStore.ts';
 import type { ReadingsQuery } from './readingsQuery.ts';
 import { aggregateOf } from './readingsQuery.ts';
-import type { VirtualEngine } from './virtualEngine.ts';
+import type { ComputedSeries, VirtualEngine } from './virtualEngine.ts';
 
 const MAX_DEPTH = 8;
 /** Most buckets a virtual register is computed over in one request. */
@@ -167,11 +167,23 @@ export class VirtualRegisters implements VirtualEngine {
     return { timestamps: targets, values: values.subarray(skip), updatedAt: updatedAt.subarray(skip) };
   }
 
+  async series(register: RegisterForRead, start: number, end: number): Promise<ComputedSeries> {
+    const native = register.defaultResolution;
+    const targets = this.nativeTargets(register, start, end);
+    const computed = await this.compute(register, targets, native, 0);
+    return { timestamps: targets, ends: targets.map((t) => bucketEnd(t, native, register.timeZone)), values: computed.values, updatedAt: computed.updatedAt };
+  }
+
+  private nativeTargets(register: RegisterForRead, start: number, end: number): Float64Array {
+    const native = register.defaultResolution;
+    const estimate = Math.ceil((end - start) / (native * 1000));
+    if (estimate > MAX_NATIVE_BUCKETS) throw new HttpError('validation_failed', `Computing virtual register ${register.id} over this period takes more than ${MAX_NATIVE_BUCKETS} intervals; ask for a shorter period`);
+    return bucketStarts(start, end, native, register.timeZone).filter((t) => t >= start);
+  }
+
   async readingsJson(register: RegisterForRead, q: ReadingsQuery): Promise<string> {
     const native = register.defaultResolution;
-    const estimate = Math.ceil((q.end - q.start) / (native * 1000));
-    if (estimate > MAX_NATIVE_BUCKETS) throw new HttpError('validation_failed', `Computing virtual register ${register.id} over this period takes more than ${MAX_NATIVE_BUCKETS} intervals; ask for a shorter period`);
-    const targets = bucketStarts(q.start, q.end, native, register.timeZone).filter((t) => t >= q.start);
+    const targets = this.nativeTargets(register, q.start, q.end);
     const computed = await this.compute(register, targets, native, 0);
     const parts: string[] = [];
     if (q.resolution === 0 || q.resolution === native) {

@@ -10,7 +10,7 @@
 import type { Queryable } from '../store/database.ts';
 
 /** Columns of a flexibility transaction seen by organization `me` (an SQL expression). */
-function flexColumns(me: string): string {
+export function flexColumns(me: string): string {
   return `t.id, t.transaction_correlation_id AS "transactionCorrelationId", t.availability_transaction_id AS "availabilityTransactionId",
     t.flexibility_schedule_id AS "flexibilityScheduleId", t.availability_schedule_transaction_id AS "availabilityScheduleTransactionId",
     CASE WHEN t.seller_organization_id = ${me} THEN t.seller_created_by ELSE t.buyer_created_by END AS "createdBy",
@@ -26,17 +26,22 @@ function flexColumns(me: string): string {
     t.validation_reading_value::float8 AS "validationReadingValue", t.remuneration_percentage::float8 AS "remunerationPercentage"`;
 }
 
-const AVAILABILITY_COLUMNS = `t.id, t.created_at AS "createdAt",
-  CASE WHEN t.seller_organization_id = $1 THEN t.seller_created_by ELSE t.buyer_created_by END AS "createdBy",
-  CASE WHEN t.seller_organization_id = $1 THEN t.seller_organization_id ELSE t.buyer_organization_id END AS "organizationId",
+/** Columns of an availability transaction seen by organization `me` (an SQL expression). */
+export function availabilityColumns(me: string): string {
+  return `t.id, t.created_at AS "createdAt",
+  CASE WHEN t.seller_organization_id = ${me} THEN t.seller_created_by ELSE t.buyer_created_by END AS "createdBy",
+  CASE WHEN t.seller_organization_id = ${me} THEN t.seller_organization_id ELSE t.buyer_organization_id END AS "organizationId",
   t.resource_id AS "resourceId", t.activation_price::float8 AS "activationPrice", t.availability_price::float8 AS "availabilityPrice",
   t.quantity::float8 AS quantity, t.impact_value::float8 AS "impactValue", t.availability_order_id AS "availabilityOrderId", t.market_id AS "marketId",
   t.substation_id AS "substationId",
-  CASE WHEN t.seller_organization_id = $1 THEN t.buyer_organization_id ELSE t.seller_organization_id END AS "counterpartOrganizationId",
-  CASE WHEN t.seller_organization_id = $1 THEN t.buyer_created_by ELSE t.seller_created_by END AS "counterpartCreatedBy",
+  CASE WHEN t.seller_organization_id = ${me} THEN t.buyer_organization_id ELSE t.seller_organization_id END AS "counterpartOrganizationId",
+  CASE WHEN t.seller_organization_id = ${me} THEN t.buyer_created_by ELSE t.seller_created_by END AS "counterpartCreatedBy",
   t.start, t."end", t.product_type AS "productType", t.delivery_validation_status AS "deliveryValidationStatus", t.validated_at AS "validatedAt",
   t.delivery_percentage::float8 AS "deliveryPercentage", t.delivered_quantity::float8 AS "deliveredQuantity",
   t.expected_delivered_quantity::float8 AS "expectedDeliveredQuantity", t.remuneration_percentage::float8 AS "remunerationPercentage"`;
+}
+
+const AVAILABILITY_COLUMNS = availabilityColumns('$1');
 
 export interface PeriodQuery {
   organizationId: number;

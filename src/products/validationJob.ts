@@ -1,0 +1,195 @@
+// The delivery-validation job (a PeriodicJob, see src/app.ts) and on-demand validation.
+//
+// Each step claims a batch of due flexibility transactions with FOR UPDATE SKIP LOCKED (so with
+// several app instances each transaction is validated by one of them, and a restart resumes
+// whatever is due), computes their figures from meter data (validationData.ts) and stores them;
+// then it does the same for availability transactions, whose figures come from the
+// flexibility transactions that activated them. Due means:
+//   - Pending, and end + VALIDATION_DELAY_MS has passed;
+//   - MissingActualData, MissingReferenceData or NotMeasurable, ended less than
+//     VALIDATION_WINDOW_MS ago, and VALIDATION_RETRY_MS after the last attempt (data may arrive,
+//     the resource may be configured);
+//   - Validated, ended less than VALIDATION_WINDOW_MS ago, and a reading of its registers in
+//     its period was updated after the readings its figures came from (a correction). This
+//     scan walks every validated transaction of the window, so each instance runs it at most
+//     once per VALIDATION_RETRY_MS (corrections are picked up within that time).
+// Availability: Pending past end + delay, or any state within the window once one of its
+// flexibility transactions was (re)validated after it; never while one of those is Pending.
+import { DeliveryValidationStatus } from '../codes.ts';
+import { notFound } from '../http/errors.ts';
+import { withTransaction, type PoolClient } from '../store/database.ts';
+import { availabilityFigures, type Call, type FlexibilityFigures } from './deliveryValidation.ts';
+import { FLEX_ROW_SELECT, measureFlexibility, type FlexRow, type ValidationDeps } from './validationData.ts';
+
+export interface ValidationTiming {
+  delayMs: number;
+  retryMs: number;
+  windowMs: number;
+  /** Transactions of each kind per step. */
+  batchSize: number;
+}
+
+/** Per instance: when the correction scan last went through every validated transaction of the
+ * window without filling a batch. It walks all of them, so it runs once per retryMs. */
+export interface ValidationState {
+  lastCorrectionScan: number;
+}
+
+const MS = (param: string) => `(${param}::float8 * interval '1 millisecond')`;
+const NOT_BEFORE = (alias: string) => `coalesce(${alias}.next_validation_at, '-infinity') <= now()`;
+const RETRIED = [DeliveryValidationStatus.MissingActualData, DeliveryValidationStatus.MissingReferenceData, DeliveryValidationStatus.NotMeasurable].join(', ');
+
+/** A reading of `register` in t's period updated after the readings t's figures came from
+ * (one index probe on (register_id, ts) per register: equality, so partitions prune). */
+const changed = (register: string) =>
+  `EXISTS (SELECT 1 FROM readings x WHERE x.register_id = ${register} AND x.ts >= t.start AND x.ts < t."end" AND x.updated_at > coalesce(t.readings_updated_at, t.validated_at))`;
+
+/** The three kinds of due flexibility transactions: a WHERE clause over t (and r, v) with $1
+ * the delay or the window (ms), and which of the two it takes. */
+const FLEX_DUE: { where: string; ms: 'delayMs' | 'windowMs'; correction?: true }[] = [
+  { ms: 'delayMs', where: `t.delivery_validation_status = ${DeliveryValidationStatus.Pending} AND t."end" <= now() - ${MS('$1')} AND ${NOT_BEFORE('t')}` },
+  { ms: 'windowMs', where: `t.delivery_validation_status IN (${RETRIED}) AND t."end" > now() - ${MS('$1')} AND ${NOT_BEFORE('t')}` },
+  {
+    ms: 'windowMs',
+    correction: true,
+    where: `t.delivery_validation_status = ${DeliveryValidationStatus.Validated} AND t."end" > now() - ${MS('$1')}
+    AND (${changed('r.actual_register_id')} OR (NOT r.use_zero_reference AND ${changed('r.reference_register_id')})
+      OR EXISTS (SELECT 1 FROM unnest(v.source_registers) AS s (id) WHERE ${changed('s.id')}))`,
+  },
+];
+
+async function claimFlexibility(tx: PoolClient, timing: ValidationTiming, state: ValidationState): Promise<FlexRow[]> {
+  const rows: FlexRow[] = [];
+  for (const due of FLEX_DUE) {
+    const room = timing.batchSize - rows.length;
+    if (room <= 0) break;
+    if (due.correction && Date.now() - state.lastCorrectionScan < timing.retryMs) continue;
+    const { rows: claimed } = await tx.query<FlexRow>(
+      `${FLEX_ROW_SELECT} LEFT JOIN virtual_definitions v ON v.register_id = r.reference_register_id
+       WHERE ${due.where} ORDER BY t."end", t.id LIMIT $2 FOR UPDATE OF t SKIP LOCKED`,
+      [timing[due.ms], room],
+    );
+    rows.push(...claimed);
+    if (due.correction && claimed.length < room) state.lastCorrectionScan = Date.now();
+  }
+  return rows;
+}
+
+async function saveFlexibility(tx: PoolClient, rows: readonly FlexRow[], figures: Map<number, FlexibilityFigures>, retryMs: number): Promise<void> {
+  const done = rows.filter((r) => figures.has(r.id));
+  const col = <K extends keyof FlexibilityFigures>(key: K) => done.map((r) => figures.get(r.id)![key]);
+  await tx.query(
+    `UPDATE flexibility_transactions t SET delivery_validation_status = u.status,
+       validated_at = CASE WHEN u.status = ${DeliveryValidationStatus.Validated} THEN now() END,
+       reference_reading_value = u.ref::numeric, validation_reading_value = u.act::numeric, reference_adjustment_quantity = u.adj::numeric,
+       delivered_quantity = u.del::numeric, delivery_percentage = u.dp::numeric, remuneration_percentage = u.rp::numeric,
+       readings_updated_at = to_timestamp(u.ru / 1000.0), validation_attempted_at = now(), validation_attempts = t.validation_attempts + 1,
+       next_validation_at = CASE WHEN u.status IN (${RETRIED}) THEN now() + ${MS('$10')} END
+     FROM unnest($1::int[], $2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::float8[]) AS u(id, status, ref, act, adj, del, dp, rp, ru)
+     WHERE t.id = u.id`,
+    [
+      done.map((r) => r.id),
+      col('status'),
+      col('referenceReadingValue'),
+      col('validationReadingValue'),
+      col('referenceAdjustmentQuantity'),
+      col('deliveredQuantity'),
+      col('deliveryPercentage'),
+      col('remunerationPercentage'),
+      col('readingsUpdatedAt'),
+      retryMs,
+    ],
+  );
+  // Rows whose data could not be read at all keep their state and are tried again later.
+  const failed = rows.filter((r) => !figures.has(r.id)).map((r) => r.id);
+  if (failed.length > 0) {
+    await tx.query(`UPDATE flexibility_transactions SET validation_attempts = validation_attempts + 1, next_validation_at = now() + ${MS('$2')} WHERE id = ANY($1::int[])`, [failed, retryMs]);
+  }
+}
+
+async function validateFlexibilityRows(deps: ValidationDeps, tx: PoolClient, rows: FlexRow[], retryMs: number): Promise<void> {
+  if (rows.length === 0) return;
+  const figures = await measureFlexibility(deps, rows);
+  await saveFlexibility(tx, rows, figures, retryMs);
+}
+
+/** Computes and stores the figures of locked availability transactions. */
+async function validateAvailabilityRows(tx: PoolClient, ids: readonly number[], retryMs: number): Promise<void> {
+  if (ids.length === 0) return;
+  // FOR SHARE: a concurrent re-validation of a call commits before we read it (or waits for us).
+  const { rows } = await tx.query<Call & { aid: number }>(
+    `SELECT f.availability_transaction_id AS aid, f.quantity::text AS quantity, f.delivered_quantity::text AS "deliveredQuantity", f.delivery_validation_status AS status
+     FROM flexibility_transactions f WHERE f.availability_transaction_id = ANY($1::int[]) ORDER BY f.id FOR SHARE`,
+    [ids],
+  );
+  const calls = new Map<number, Call[]>(ids.map((id) => [id, []]));
+  for (const row of rows) calls.get(row.aid)!.push(row);
+  const figures = ids.map((id) => availabilityFigures(calls.get(id)!));
+  await tx.query(
+    `UPDATE availability_transactions a SET delivery_validation_status = u.status,
+       validated_at = CASE WHEN u.status = ${DeliveryValidationStatus.Validated} THEN now() END,
+       expected_delivered_quantity = u.exp::numeric, delivered_quantity = u.del::numeric, delivery_percentage = u.dp::numeric, remuneration_percentage = u.rp::numeric,
+       validation_attempted_at = now(), validation_attempts = a.validation_attempts + 1,
+       next_validation_at = CASE WHEN u.status IN (${RETRIED}) THEN now() + ${MS('$7')} END
+     FROM unnest($1::int[], $2::int[], $3::text[], $4::text[], $5::text[], $6::text[]) AS u(id, status, exp, del, dp, rp)
+     WHERE a.id = u.id`,
+    [
+      ids,
+      figures.map((f) => f.status),
+      figures.map((f) => f.expectedDeliveredQuantity),
+      figures.map((f) => f.deliveredQuantity),
+      figures.map((f) => f.deliveryPercentage),
+      figures.map((f) => f.remunerationPercentage),
+      retryMs,
+    ],
+  );
+}
+
+const AVAILABILITY_DUE = `((a.delivery_validation_status = ${DeliveryValidationStatus.Pending} AND a."end" <= now() - ${MS('$1')} AND ${NOT_BEFORE('a')})
+    OR (a.delivery_validation_status <> ${DeliveryValidationStatus.Pending} AND a."end" > now() - ${MS('$2')}
+      AND EXISTS (SELECT 1 FROM flexibility_transactions f WHERE f.availability_transaction_id = a.id AND f.validation_attempted_at > coalesce(a.validation_attempted_at, '-infinity'))))
+  AND NOT EXISTS (SELECT 1 FROM flexibility_transactions f WHERE f.availability_transaction_id = a.id AND f.delivery_validation_status = ${DeliveryValidationStatus.Pending})`;
+
+/** One step of the job: a batch of each kind. Returns how many transactions were handled. */
+export async function validateDueTransactions(deps: ValidationDeps, timing: ValidationTiming, state: ValidationState = { lastCorrectionScan: 0 }): Promise<number> {
+  const flexibility = await withTransaction(deps.pool, async (tx) => {
+    const rows = await claimFlexibility(tx, timing, state);
+    await validateFlexibilityRows(deps, tx, rows, timing.retryMs);
+    return rows.length;
+  });
+  const availability = await withTransaction(deps.pool, async (tx) => {
+    const { rows } = await tx.query<{ id: number }>(
+      `SELECT a.id FROM availability_transactions a WHERE ${AVAILABILITY_DUE} ORDER BY a."end", a.id LIMIT $3 FOR UPDATE OF a SKIP LOCKED`,
+      [timing.delayMs, timing.windowMs, timing.batchSize],
+    );
+    await validateAvailabilityRows(tx, rows.map((r) => r.id), timing.retryMs);
+    return rows.length;
+  });
+  return flexibility + availability;
+}
+
+/**
+ * Validates the given transactions now, whatever their state and whether or not their period
+ * (plus the delay) has passed — an administrator's call, e.g. after fixing meter data. The
+ * flexibility transactions that activated a given availability transaction are validated
+ * first. Locks availability rows before flexibility rows (the job's order), waiting for a
+ * running job step rather than skipping. Unknown ids: 404, nothing validated.
+ */
+export async function validateNow(deps: ValidationDeps, request: { flexibilityTransactionIds: number[]; availabilityTransactionIds: number[] }, retryMs: number): Promise<{ flexibility: number[]; availability: number[] }> {
+  return withTransaction(deps.pool, async (tx) => {
+    const { rows: availability } = await tx.query<{ id: number }>('SELECT id FROM availability_transactions WHERE id = ANY($1::int[]) ORDER BY id FOR UPDATE', [request.availabilityTransactionIds]);
+    const { rows: calls } = await tx.query<{ id: number }>('SELECT id FROM flexibility_transactions WHERE availability_transaction_id = ANY($1::int[])', [availability.map((a) => a.id)]);
+    const flexIds = [...new Set([...request.flexibilityTransactionIds, ...calls.map((c) => c.id)])];
+    const { rows } = await tx.query<FlexRow>(`${FLEX_ROW_SELECT} WHERE t.id = ANY($1::int[]) ORDER BY t.id FOR UPDATE OF t`, [flexIds]);
+    const found = new Set(rows.map((r) => r.id));
+    const foundAvailability = new Set(availability.map((a) => a.id));
+    const missing = [
+      ...request.flexibilityTransactionIds.filter((id) => !found.has(id)).map((id) => `flexibility transaction ${id}`),
+      ...request.availabilityTransactionIds.filter((id) => !foundAvailability.has(id)).map((id) => `availability transaction ${id}`),
+    ];
+    if (missing.length > 0) throw notFound(missing.slice(0, 10).join(', '));
+    await validateFlexibilityRows(deps, tx, rows, retryMs);
+    await validateAvailabilityRows(tx, availability.map((a) => a.id), retryMs);
+    return { flexibility: rows.map((r) => r.id), availability: availability.map((a) => a.id) };
+  });
+}
