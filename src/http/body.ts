@@ -15,7 +15,7 @@ export class BodyReader {
   /** True once the last chunk arrived: the connection can then be reused after an error. */
   complete = false;
 
-  constructor(res: HttpResponse, private readonly limit: number, private readonly declaredLength: number | undefined) {
+  constructor(res: HttpResponse, private readonly limit: number, declaredLength: number | undefined) {
     this.done = new Promise<Buffer>((resolve, reject) => {
       this.resolve = resolve;
       this.reject = reject;

@@ -6,27 +6,28 @@ import type { ApiRequest, AuthRequirement, RouteDef } from '../http/types.ts';
 import { parseUtcTimestamp } from '../http/validation.ts';
 import type { Pool } from '../store/database.ts';
 import { clearNow } from './clearing.ts';
+import { productRoutes } from './productRoutes.ts';
 import * as orders from './orders.ts';
-import { acceptanceInput, availabilityOrderInput, availabilityOrderSchema, flexibilityOrderInput, flexibilityOrderSchema, flexibilityTransactionSchema } from './schemas.ts';
-import * as transactions from './transactions.ts';
+import { availabilityOrderSchema, flexibilityOrderSchema } from './schemas.ts';
 
 const ADMIN: AuthRequirement = { globalAdmin: true };
 const TAGS = ['Admin: products'];
 const listQuery = querySchema({ marketZoneId: int32Id, start: utcDateTime, end: utcDateTime }, ['start', 'end']);
 type ListQuery = { marketZoneId?: number; start: string; end: string };
 
+/** The same route as a member organization's, for administrators acting on its behalf. */
+function onBehalf(routes: RouteDef[], method: RouteDef['method'], path: string, adminPath: string, summary: string): RouteDef {
+  const route = routes.find((r) => r.method === method && r.path === path);
+  if (!route) throw new Error(`No product route ${method} ${path}`);
+  return { ...route, path: adminPath, summary, auth: ADMIN, tags: TAGS };
+}
+
 export function productAdminRoutes(pool: Pool): RouteDef[] {
+  const product = productRoutes(pool);
   return [
-    {
-      method: 'POST',
-      path: '/api/admin/orders/flexibility',
-      summary: 'Create a flexibility order on behalf of an organization',
-      tags: TAGS,
-      auth: ADMIN,
-      body: flexibilityOrderInput,
-      responses: { 201: { description: 'The order', schema: flexibilityOrderSchema } },
-      handler: async (req: ApiRequest<unknown, unknown, orders.FlexibilityOrderInput>) => ({ status: 201, body: await orders.createFlexibilityOrder(pool, req.body, req.principal!.subject) }),
-    },
+    onBehalf(product, 'POST', '/api/product/order/flexibility', '/api/admin/orders/flexibility', 'Create a flexibility order on behalf of an organization'),
+    onBehalf(product, 'POST', '/api/product/order/flexibility/:orderId/acceptance', '/api/admin/orders/flexibility/:orderId/acceptance', 'Accept a flexibility order on behalf of a provider'),
+    onBehalf(product, 'POST', '/api/product/order/availability', '/api/admin/orders/availability', 'Create an availability order on behalf of an organization'),
     {
       method: 'GET',
       path: '/api/admin/orders/flexibility',
@@ -39,30 +40,6 @@ export function productAdminRoutes(pool: Pool): RouteDef[] {
         status: 200,
         body: await orders.listFlexibilityOrders(pool, { organizationId: null, marketZoneId: req.query.marketZoneId, start: parseUtcTimestamp(req.query.start)!, end: parseUtcTimestamp(req.query.end)! }),
       }),
-    },
-    {
-      method: 'POST',
-      path: '/api/admin/orders/flexibility/:orderId/acceptance',
-      summary: 'Accept a flexibility order on behalf of a provider',
-      tags: TAGS,
-      auth: ADMIN,
-      params: idParams('orderId'),
-      body: acceptanceInput,
-      responses: { 201: { description: 'The flexibility transaction', schema: flexibilityTransactionSchema } },
-      async handler(req: ApiRequest<{ orderId: number }, unknown, orders.Acceptance>) {
-        const id = await orders.acceptFlexibilityOrder(pool, req.params.orderId, req.body, req.principal!.subject);
-        return { status: 201, body: await transactions.flexibilityTransaction(pool, id, req.body.organizationId) };
-      },
-    },
-    {
-      method: 'POST',
-      path: '/api/admin/orders/availability',
-      summary: 'Create an availability order on behalf of an organization',
-      tags: TAGS,
-      auth: ADMIN,
-      body: availabilityOrderInput,
-      responses: { 201: { description: 'The order', schema: availabilityOrderSchema } },
-      handler: async (req: ApiRequest<unknown, unknown, orders.AvailabilityOrderInput>) => ({ status: 201, body: await orders.createAvailabilityOrder(pool, req.body, req.principal!.subject) }),
     },
     {
       method: 'GET',

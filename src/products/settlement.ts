@@ -13,7 +13,7 @@
 // Each transaction row keeps its remuneration and its line's JSON text (generated columns,
 // migration 002), and one SQL statement sorts, groups and concatenates them into the whole
 // document: 100,000 lines cost one round trip and no per-row work in the event loop.
-import { arrayOf, int32Id, nullable, objectSchema } from '../http/schemas.ts';
+import { arrayOf, nullable, objectSchema } from '../http/schemas.ts';
 import type { ApiRequest, RouteDef } from '../http/types.ts';
 import { parseUtcTimestamp } from '../http/validation.ts';
 import type { Pool } from '../store/database.ts';

@@ -3,6 +3,7 @@
 // straight from its bytes into columns grouped by (meter, register) series, sorted by time with
 // duplicate timestamps resolved (the last one in the request wins). Any bad value is reported with
 // its path (`meters[0].registers[2].values[17].timestamp`); the caller stores nothing then.
+import { daysFromCivil } from '../virtual/calendar.ts';
 import { JsonCursor, JsonSyntaxError } from './jsonCursor.ts';
 
 export interface FieldError {
@@ -71,16 +72,6 @@ export class Rows {
     this.resolutions[i] = resolution;
     this.size = i + 1;
   }
-}
-
-/** Days from 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil). */
-function daysFromCivil(y: number, m: number, d: number): number {
-  y -= m <= 2 ? 1 : 0;
-  const era = Math.floor(y / 400);
-  const yoe = y - era * 400;
-  const doy = Math.floor((153 * (m + (m > 2 ? -3 : 9)) + 2) / 5) + d - 1;
-  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
-  return era * 146097 + doe - 719468;
 }
 
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];

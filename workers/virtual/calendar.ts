@@ -6,7 +6,8 @@ import { fail } from './errors.ts';
 
 export type WeekdayType = 'weekday' | 'weekend';
 
-function daysFromCivil(y: number, m: number, d: number): number {
+/** Days from 1970-01-01 of a proleptic Gregorian date. */
+export function daysFromCivil(y: number, m: number, d: number): number {
   y -= m <= 2 ? 1 : 0;
   const era = Math.floor(y / 400);
   const yoe = y - era * 400;

@@ -9,10 +9,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import type { Config } from '../../config.ts';
+import { ConfigError, loadConfig, type Config } from '../../config.ts';
 import { createLogger } from '../../log.ts';
 import { createPool, type Pool } from '../../store/database.ts';
-import { startEmbeddedPostgres, type RunningPostgres } from '../../store/embeddedPostgres.ts';
+import { isAlive, startEmbeddedPostgres, type RunningPostgres } from '../../store/embeddedPostgres.ts';
 import { migrate } from '../../store/migrate.ts';
 import { createTimeSeriesStore } from '../../store/timeseries/index.ts';
 import type { TimeSeriesStore } from '../../store/timeseries/types.ts';
@@ -30,18 +30,26 @@ export interface CliDatabase {
 
 /** A CLI logs to stderr (stdout is the export's data), only errors unless LOG_LEVEL is set: the
  * embedded server's start and stop FATAL notices ("starting up", autovacuum terminated) are noise here. */
+/** The start every CLI shares: parse the arguments (a string is a usage error, '' = --help) and
+ * load the configuration; a number is the exit code to end with. */
+export function startCli<O>(argv: string[], readOptions: (argv: string[]) => O | string, usage: string): { options: O; config: Config } | number {
+  const options = readOptions(argv);
+  if (typeof options === 'string') {
+    process.stderr.write(options ? `${options}\n${usage}\n` : `${usage}\n`);
+    return options ? 2 : 0;
+  }
+  try {
+    return { options, config: loadConfig() };
+  } catch (err) {
+    process.stderr.write(`${err instanceof ConfigError ? err.message : String(err)}\n`);
+    return 2;
+  }
+}
+
 export function cliLogger(config: Config, env: NodeJS.ProcessEnv = process.env): Logger {
   return createLogger(env.LOG_LEVEL ? config.logLevel : 'error', process.stderr);
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** The connection string of the embedded server of DATA_DIR when one is running. */
 export function runningEmbeddedServer(dataDir: string): string | undefined {

@@ -8,10 +8,9 @@
 import { once } from 'node:events';
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from '../../config.ts';
 import { parseUtcTimestamp } from '../../http/validation.ts';
 import { registersForRead, type RegisterForRead } from '../meterStore.ts';
-import { cliLogger, openCliDatabase, type CliDatabase } from './cliDatabase.ts';
+import { cliLogger, openCliDatabase, startCli, type CliDatabase } from './cliDatabase.ts';
 import { exportPages } from './exportReadings.ts';
 
 const EXIT = { ok: 0, failed: 1, usage: 2, interrupted: 130 } as const;
@@ -80,18 +79,9 @@ async function exportableRegisters(db: CliDatabase, ids: number[]): Promise<Regi
 }
 
 async function main(argv: string[]): Promise<number> {
-  const options = readOptions(argv);
-  if (typeof options === 'string') {
-    process.stderr.write(options ? `${options}\n${USAGE}\n` : `${USAGE}\n`);
-    return options ? EXIT.usage : EXIT.ok;
-  }
-  let config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    process.stderr.write(`${err instanceof ConfigError ? err.message : String(err)}\n`);
-    return EXIT.usage;
-  }
+  const cli = startCli(argv, readOptions, USAGE);
+  if (typeof cli === 'number') return cli;
+  const { options, config } = cli;
   let db: CliDatabase;
   try {
     db = await openCliDatabase(config, cliLogger(config));

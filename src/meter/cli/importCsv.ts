@@ -4,8 +4,7 @@
 // 1 the import could not run to the end, 2 bad usage or configuration, 3 every row rejected,
 // 130 interrupted.
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from '../../config.ts';
-import { cliLogger, openCliDatabase, type CliDatabase } from './cliDatabase.ts';
+import { cliLogger, openCliDatabase, startCli, type CliDatabase } from './cliDatabase.ts';
 import { openCsvInput, type CsvInput } from './csvInput.ts';
 import { ImportError, runImport, type ImportStats } from './importer.ts';
 import { Progress, formatBytes } from './progress.ts';
@@ -83,18 +82,9 @@ function summary(o: Options, stats: ImportStats, rejects: RejectFile | undefined
 }
 
 async function main(argv: string[]): Promise<number> {
-  const options = readOptions(argv);
-  if (typeof options === 'string') {
-    process.stderr.write(options ? `${options}\n${USAGE}\n` : `${USAGE}\n`);
-    return options ? EXIT.usage : EXIT.ok;
-  }
-  let config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    process.stderr.write(`${err instanceof ConfigError ? err.message : String(err)}\n`);
-    return EXIT.usage;
-  }
+  const cli = startCli(argv, readOptions, USAGE);
+  if (typeof cli === 'number') return cli;
+  const { options, config } = cli;
   let input: CsvInput | undefined;
   let rejects: RejectFile | undefined;
   let db: CliDatabase | undefined;
