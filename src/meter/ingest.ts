@@ -9,6 +9,8 @@ import type { TimeSeriesStore } from '../store/timeseries/types.ts';
 import { transferableCopy, type WorkerPool } from '../workerPool.ts';
 import type { ParseResult, ParseTask } from '../../workers/readings/task.ts';
 import type { ParsedSeries } from '../../workers/readings/parseReadings.ts';
+import { ChunkStreamer, type StreamOutcome } from './streamingIngest.ts';
+import { MessageChannel } from 'node:worker_threads';
 
 const MAX_LISTED = 20;
 
@@ -85,15 +87,35 @@ export async function resolveSeries(db: Queryable, series: readonly ParsedSeries
   return ids;
 }
 
+/** Bodies from this size on are streamed (parse and COPY overlap); smaller ones are not worth it. */
+export const STREAM_MIN_BYTES = 4 * 1024 * 1024;
+/** Rows per streamed chunk: small enough for the COPY to start early, large enough that the
+ * per-chunk queries (register lookup, overlap check) stay negligible. */
+export const STREAM_CHUNK_ROWS = 50_000;
+
 export async function ingestReadings(db: Queryable, store: TimeSeriesStore, workers: WorkerPool, principal: Principal, body: Buffer): Promise<number> {
   const updatedAtMs = Date.now();
   const bytes = transferableCopy(body);
-  const task: ParseTask = { body: bytes, encodePgCopy: store.acceptsPgCopy, updatedAtMs };
-  const parsed = await workers.run<ParseResult>('readings/task', task, [bytes.buffer]);
+  const release = bytes.length >= STREAM_MIN_BYTES && store.beginStream && store.overlaps ? store.reserveStream?.() : undefined;
+  const streaming = release !== undefined;
+  const channel = streaming ? new MessageChannel() : undefined;
+  const streamer = channel ? new ChunkStreamer(db, store, principal, resolveSeries) : undefined;
+  if (channel && streamer) streamer.listen(channel.port1);
+  const task: ParseTask = { body: bytes, encodePgCopy: store.acceptsPgCopy && !streaming, updatedAtMs, stream: channel?.port2, chunkRows: STREAM_CHUNK_ROWS };
+  let parsed: ParseResult | undefined;
+  let outcome: StreamOutcome = 'fallback';
+  try {
+    parsed = await workers.run<ParseResult>('readings/task', task, [bytes.buffer, ...(channel ? [channel.port2 as unknown as ArrayBuffer] : [])]);
+  } finally {
+    // Also when the worker failed: an open stream is rolled back and its connection returned.
+    if (streamer) outcome = await streamer.settle(parsed?.chunks ?? 0, parsed?.ok ?? false);
+    release?.();
+  }
   if (!parsed.ok) {
     if (parsed.syntax) throw new HttpError('malformed_json', parsed.errors[0]!.message);
     throw badRequest('Invalid readings: nothing was stored', parsed.errors);
   }
+  if (outcome === 'committed') return parsed.timestamps.length;
   const registerIds = await resolveSeries(db, parsed.series, principal);
   await store.write({
     registerIds,

@@ -347,7 +347,11 @@ export function monthsOf(timestamps: Float64Array): number[] {
   return [...months].sort((a, b) => a - b);
 }
 
-export function parseReadings(bytes: Uint8Array): ParseOutcome {
+/** Called after each meter object, with the rows and series parsed so far and whether any value
+ * was refused yet (the streaming ingest hands completed meters on while parsing continues). */
+export type MeterHook = (rows: Rows, series: readonly ParsedSeries[], clean: boolean) => void;
+
+export function parseReadings(bytes: Uint8Array, onMeter?: MeterHook): ParseOutcome {
   const cursor = new JsonCursor(bytes);
   const ctx: Context = { cursor, rows: new Rows(Math.ceil(bytes.length / 48)), errors: [], seriesIndex: new Map(), series: [] };
   try {
@@ -382,12 +386,14 @@ export function parseReadings(bytes: Uint8Array): ParseOutcome {
               },
               ['id', 'registers'],
             );
-            if (registersStart === -1) return;
-            const resume = cursor.pos;
-            cursor.pos = registersStart;
-            parseRegisters();
-            if (cursor.pos !== registersEnd) cursor.fail('internal: registers re-read mismatch');
-            cursor.pos = resume;
+            if (registersStart !== -1) {
+              const resume = cursor.pos;
+              cursor.pos = registersStart;
+              parseRegisters();
+              if (cursor.pos !== registersEnd) cursor.fail('internal: registers re-read mismatch');
+              cursor.pos = resume;
+            }
+            onMeter?.(ctx.rows, ctx.series, ctx.errors.length === 0);
           }),
       },
       ['meters'],

@@ -42,11 +42,12 @@ export function encodeCopy(timestamps: Float64Array, values: Float64Array, resol
   return buffer;
 }
 
-/** Writes the register id of every row, series by series (rows of series s: offsets[s]..offsets[s+1]). */
-export function fillRegisterIds(copy: Buffer, offsets: Int32Array, registerIds: ArrayLike<number>): void {
+/** Writes the register id of every row, series by series (rows of series s: offsets[s]..offsets[s+1]).
+ * `base` is where the rows start: after the header of a whole payload, 0 for header-less chunks. */
+export function fillRegisterIds(copy: Buffer, offsets: Int32Array, registerIds: ArrayLike<number>, base = COPY_HEADER.length): void {
   const view = new DataView(copy.buffer, copy.byteOffset, copy.byteLength);
   for (let s = 0; s < registerIds.length; s += 1) {
     const id = registerIds[s]!;
-    for (let row = offsets[s]!; row < offsets[s + 1]!; row += 1) view.setInt32(COPY_HEADER.length + row * ROW_BYTES + REGISTER_ID_OFFSET, id);
+    for (let row = offsets[s]!; row < offsets[s + 1]!; row += 1) view.setInt32(base + row * ROW_BYTES + REGISTER_ID_OFFSET, id);
   }
 }

@@ -10,8 +10,78 @@
 import { from as copyFrom } from 'pg-copy-streams';
 import type { Pool, PoolClient } from '../database.ts';
 import { sqlState } from '../retry.ts';
-import { encodeCopy, fillRegisterIds } from '../../../workers/readings/pgCopy.ts';
-import { TooManyPoints, type BucketQuery, type RangeQuery, type Series, type TimeSeriesStore, type WriteBatch } from './types.ts';
+import { COPY_HEADER, encodeCopy, fillRegisterIds } from '../../../workers/readings/pgCopy.ts';
+import { TooManyPoints, type BucketQuery, type ReadingStream, type RangeQuery, type Series, type TimeSeriesStore, type WriteBatch } from './types.ts';
+
+const COPY_TRAILER = Buffer.from([0xff, 0xff]);
+const COPY_SQL = 'COPY readings (register_id, ts, value, resolution, updated_at) FROM STDIN (FORMAT binary)';
+/** Whether any register ($1[i]) already has a reading in [$2[i], $3[i]]: corrections take the merge path. */
+const OVERLAP_SQL = `SELECT EXISTS (SELECT 1 FROM unnest($1::int[], $2::timestamptz[], $3::timestamptz[]) u(id, lo, hi)
+  WHERE EXISTS (SELECT 1 FROM readings r WHERE r.register_id = u.id AND r.ts BETWEEN u.lo AND u.hi)) AS overlap`;
+
+/** A COPY into `readings` in its own transaction, fed chunk by chunk (see ReadingStream). */
+class PgReadingStream implements ReadingStream {
+  private failure: Error | undefined;
+  private released = false;
+  private readonly done: Promise<void>;
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly client: PoolClient,
+    private readonly copy: ReturnType<typeof copyFrom>,
+  ) {
+    this.done = new Promise<void>((resolve, reject) => {
+      copy.on('finish', resolve);
+      copy.on('error', (err: Error) => {
+        this.failure = err;
+        reject(err);
+      });
+    });
+    this.done.catch(() => undefined);
+  }
+
+  async accepts(months: readonly number[]): Promise<boolean> {
+    // Creating a partition would wait for this open COPY's lock on the parent: only existing ones.
+    const { rows } = await this.pool.query<{ ok: boolean }>(
+      `SELECT bool_and(to_regclass(format('readings_%s', to_char(m AT TIME ZONE 'UTC', 'YYYYMM'))) IS NOT NULL) AS ok FROM unnest($1::timestamptz[]) m`,
+      [months.map((m) => new Date(m))],
+    );
+    return rows[0]!.ok !== false;
+  }
+
+  async write(rows: Buffer): Promise<void> {
+    if (this.failure) throw this.failure;
+    if (!this.copy.write(rows)) await Promise.race([new Promise((r) => this.copy.once('drain', r)), this.done]);
+    if (this.failure) throw this.failure;
+  }
+
+  async finish(): Promise<void> {
+    try {
+      this.copy.end(COPY_TRAILER);
+      await this.done;
+      await this.client.query('COMMIT');
+      this.released = true;
+      this.client.release();
+    } catch (err) {
+      await this.abort();
+      throw err;
+    }
+  }
+
+  async abort(): Promise<void> {
+    if (this.released) return;
+    this.released = true;
+    if (!this.failure) {
+      this.failure = new Error('aborted');
+      // Ending the COPY without its trailer makes PostgreSQL refuse it; the ROLLBACK follows.
+      this.copy.destroy(this.failure);
+    }
+    await this.done.catch(() => undefined);
+    await this.client.query('ROLLBACK').catch(() => undefined);
+    // A connection whose COPY was cut may be unusable: do not return it to the pool.
+    this.client.release(this.failure);
+  }
+}
 
 const COPY_CHUNK = 1 << 20;
 const ISO = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
@@ -44,7 +114,24 @@ export class PostgresTimeSeriesStore implements TimeSeriesStore {
   readonly backend = 'postgres' as const;
   readonly acceptsPgCopy = true;
 
-  constructor(private readonly pool: Pool) {}
+  private streams = 0;
+  // Each stream holds a connection for a whole upload while its chunks' lookups need other ones:
+  // at most half the pool streams (none with a pool of one), so those lookups always find one.
+  private readonly maxStreams: number;
+
+  constructor(private readonly pool: Pool) {
+    this.maxStreams = Math.floor((pool.options.max ?? 10) / 2);
+  }
+
+  reserveStream(): (() => void) | undefined {
+    if (this.streams >= this.maxStreams) return undefined;
+    this.streams += 1;
+    let released = false;
+    return () => {
+      if (!released) this.streams -= 1;
+      released = true;
+    };
+  }
 
   async write(batch: WriteBatch): Promise<void> {
     if (batch.timestamps.length === 0) return;
@@ -65,13 +152,9 @@ export class PostgresTimeSeriesStore implements TimeSeriesStore {
     }
     try {
       await this.transaction(async (client) => {
-        const { rows } = await client.query<{ overlap: boolean }>(
-          `SELECT EXISTS (SELECT 1 FROM unnest($1::int[], $2::timestamptz[], $3::timestamptz[]) u(id, lo, hi)
-             WHERE EXISTS (SELECT 1 FROM readings r WHERE r.register_id = u.id AND r.ts BETWEEN u.lo AND u.hi)) AS overlap`,
-          [ids, lows, highs],
-        );
+        const { rows } = await client.query<{ overlap: boolean }>(OVERLAP_SQL, [ids, lows, highs]);
         if (rows[0]!.overlap) await this.merge(client, payload);
-        else await writeCopy(client, 'COPY readings (register_id, ts, value, resolution, updated_at) FROM STDIN (FORMAT binary)', payload);
+        else await writeCopy(client, COPY_SQL, payload);
       });
     } catch (err) {
       if (sqlState(err) !== '23505') throw err;
@@ -100,6 +183,27 @@ export class PostgresTimeSeriesStore implements TimeSeriesStore {
     } finally {
       client.release();
     }
+  }
+
+  async beginStream(months: readonly number[]): Promise<ReadingStream> {
+    await this.pool.query('SELECT flex_ensure_reading_partitions($1::timestamptz[])', [months.map((m) => new Date(m))]);
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const copy = client.query(copyFrom(COPY_SQL));
+      const stream = new PgReadingStream(this.pool, client, copy);
+      await stream.write(COPY_HEADER);
+      return stream;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      client.release(err as Error);
+      throw err;
+    }
+  }
+
+  async overlaps(registerIds: readonly number[], lows: readonly number[], highs: readonly number[]): Promise<boolean> {
+    const { rows } = await this.pool.query<{ overlap: boolean }>(OVERLAP_SQL, [registerIds, lows.map((t) => new Date(t)), highs.map((t) => new Date(t))]);
+    return rows[0]!.overlap;
   }
 
   async readJson(q: RangeQuery, maxPoints: number): Promise<Map<number, string>> {

@@ -56,6 +56,18 @@ export class TooManyPoints extends Error {
   }
 }
 
+/** A COPY into the readings table that is fed while the batch is still being parsed (PostgreSQL
+ * only). Nothing is visible until finish(); abort() leaves nothing behind. */
+export interface ReadingStream {
+  /** Whether rows of these months (UTC month starts) can be written: the stream was opened for
+   * other months, and their partitions cannot be created while it is open. */
+  accepts(months: readonly number[]): Promise<boolean>;
+  /** COPY rows (binary, no header) with register ids filled in. */
+  write(rows: Buffer): Promise<void>;
+  finish(): Promise<void>;
+  abort(): Promise<void>;
+}
+
 export interface TimeSeriesStore {
   readonly backend: 'postgres' | 'questdb';
   /** Whether write() wants `pgCopy` (then the ingest worker encodes it). */
@@ -70,6 +82,13 @@ export interface TimeSeriesStore {
   readSeries(query: RangeQuery): Promise<Series[]>;
   /** Numeric bucketed readings for computations (bucket starts; resolution = bucket length). */
   bucketSeries(query: BucketQuery): Promise<Series[]>;
+  /** A slot for one streaming write (its release function), or undefined when none is free now.
+   * Absent with beginStream when the backend cannot stream. */
+  reserveStream?(): (() => void) | undefined;
+  /** Opens a streaming write into these months (partitions are created first). */
+  beginStream?(months: readonly number[]): Promise<ReadingStream>;
+  /** Whether any of the registers holds readings within its [low, high] (UTC ms) range. */
+  overlaps?(registerIds: readonly number[], lows: readonly number[], highs: readonly number[]): Promise<boolean>;
   hasReadings(registerId: number): Promise<boolean>;
   deleteRegister(registerId: number): Promise<void>;
   close(): Promise<void>;
