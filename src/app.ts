@@ -112,7 +112,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     const workers = new WorkerPool(config.workerThreads);
     cleanups.unshift(() => workers.close());
     const timeSeries = await createTimeSeriesStore(
-      { backend: config.timeseriesBackend, questdbHttpUrl: config.questdbHttpUrl, questdbPgUrl: config.questdbPgUrl },
+      { backend: config.timeseriesBackend, questdbHttpUrl: config.questdbHttpUrl, questdbPgUrl: config.questdbPgUrl, queryParts: config.queryParts },
       pool,
       log,
     );

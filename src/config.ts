@@ -31,6 +31,7 @@ export interface Config {
   questdbHttpUrl: string | undefined;
   questdbPgUrl: string | undefined;
   readingsMaxPoints: number;
+  queryParts: number;
   clearingIntervalMs: number;
   /** Delivery validation: wait after a transaction's end, step interval, retry delay, window. */
   validationDelayMs: number;
@@ -84,6 +85,7 @@ export const CONFIG_DOCS: ConfigDoc[] = [
   { name: 'TIMESERIES_BACKEND', default: 'postgres', description: 'Where readings live: `postgres` (the same database, nothing extra) or `questdb` (needs QUESTDB_HTTP_URL and QUESTDB_PG_URL).' },
   { name: 'QUESTDB_HTTP_URL', default: '(unset)', description: 'QuestDB HTTP endpoint for ILP writes, e.g. http://localhost:9000.' },
   { name: 'QUESTDB_PG_URL', default: '(unset)', description: 'QuestDB PostgreSQL-wire endpoint for queries, e.g. postgres://admin:quest@localhost:8812/qdb.' },
+  { name: 'QUERY_PARTS', default: 'CPU count, at most 4', description: 'Large reading queries (PostgreSQL backend) are split into this many parts, by registers or by time, run at once on separate connections; 1 = never split.' },
   { name: 'READINGS_MAX_POINTS', default: '500000', description: 'Most readings one GET /api/readings response may hold (registers × points); more is a 400 asking for a shorter period or a larger resolution.' },
   { name: 'CLEARING_INTERVAL_MS', default: '5000', description: 'How often availability orders past their expiresAt are looked for and cleared (on every instance; each order clears once).' },
   { name: 'VALIDATION_DELAY_MS', default: '3600000', description: 'How long after a transaction’s end its delivery is validated from meter data (time for the readings to arrive).' },
@@ -191,6 +193,7 @@ export function loadConfig(env: Env = process.env): Config {
     questdbHttpUrl: r.raw('QUESTDB_HTTP_URL'),
     questdbPgUrl: r.raw('QUESTDB_PG_URL'),
     readingsMaxPoints: r.int('READINGS_MAX_POINTS', 500_000, 1, 50_000_000),
+    queryParts: r.int('QUERY_PARTS', Math.min(4, availableParallelism()), 1, 64),
     clearingIntervalMs: r.int('CLEARING_INTERVAL_MS', 5000, 100, 3_600_000),
     validationDelayMs: r.int('VALIDATION_DELAY_MS', 3_600_000, 0, 31 * 86_400_000),
     validationIntervalMs: r.int('VALIDATION_INTERVAL_MS', 30_000, 100, 3_600_000),

@@ -8,6 +8,8 @@ export interface TimeSeriesConfig {
   backend: 'postgres' | 'questdb';
   questdbHttpUrl?: string;
   questdbPgUrl?: string;
+  /** How many parts a large PostgreSQL read is split into (QUERY_PARTS). */
+  queryParts?: number;
 }
 
 export async function createTimeSeriesStore(config: TimeSeriesConfig, pool: Pool, log: Logger): Promise<TimeSeriesStore> {
@@ -15,5 +17,5 @@ export async function createTimeSeriesStore(config: TimeSeriesConfig, pool: Pool
     const { QuestDbTimeSeriesStore } = await import('./questdbStore.ts');
     return QuestDbTimeSeriesStore.connect(config.questdbHttpUrl!, config.questdbPgUrl!, log);
   }
-  return new PostgresTimeSeriesStore(pool);
+  return new PostgresTimeSeriesStore(pool, config.queryParts);
 }

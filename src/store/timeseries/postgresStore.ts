@@ -11,6 +11,7 @@ import { from as copyFrom } from 'pg-copy-streams';
 import type { Pool, PoolClient } from '../database.ts';
 import { sqlState } from '../retry.ts';
 import { COPY_HEADER, encodeCopy, fillRegisterIds } from '../../../workers/readings/pgCopy.ts';
+import { joinParts, splitQuery, type QueryPart } from './queryParts.ts';
 import { TooManyPoints, type BucketQuery, type ReadingStream, type RangeQuery, type Series, type TimeSeriesStore, type WriteBatch } from './types.ts';
 
 const COPY_TRAILER = Buffer.from([0xff, 0xff]);
@@ -119,7 +120,11 @@ export class PostgresTimeSeriesStore implements TimeSeriesStore {
   // at most half the pool streams (none with a pool of one), so those lookups always find one.
   private readonly maxStreams: number;
 
-  constructor(private readonly pool: Pool) {
+  constructor(
+    private readonly pool: Pool,
+    /** Large reads are split into up to this many parts run at once (queryParts.ts). */
+    private readonly queryParts = 1,
+  ) {
     this.maxStreams = Math.floor((pool.options.max ?? 10) / 2);
   }
 
@@ -213,12 +218,18 @@ export class PostgresTimeSeriesStore implements TimeSeriesStore {
       [...params, maxPoints + 1],
     );
     if (count[0]!.n > maxPoints) throw new TooManyPoints(maxPoints);
-    const { rows } = await this.pool.query<{ id: number; json: string }>(
-      `SELECT register_id AS id, '[' || string_agg(${readingJson('ts', "ts + make_interval(secs => resolution)", 'updated_at', 'value', 'resolution')}, ',' ORDER BY ts) || ']' AS json
-       FROM readings WHERE register_id = ANY($1::int[]) AND ts >= $2 AND ts < $3 GROUP BY register_id`,
-      params,
+    const parts = splitQuery(q.registerIds.length, q.start, q.end, this.queryParts, 1000);
+    const results = await Promise.all(
+      parts.map(async (part) => {
+        const { rows } = await this.pool.query<{ id: number; json: string }>(
+          `SELECT register_id AS id, '[' || string_agg(${readingJson('ts', "ts + make_interval(secs => resolution)", 'updated_at', 'value', 'resolution')}, ',' ORDER BY ts) || ']' AS json
+           FROM readings WHERE register_id = ANY($1::int[]) AND ts >= $2 AND ts < $3 GROUP BY register_id`,
+          [q.registerIds.slice(part.from, part.to), new Date(part.start), new Date(part.end)],
+        );
+        return new Map(rows.map((r) => [r.id, r.json]));
+      }),
     );
-    return new Map(rows.map((r) => [r.id, r.json]));
+    return joinParts(results);
   }
 
   /** The shared bucket query: per register sum or average, epoch-aligned buckets, or local days.
@@ -231,12 +242,33 @@ export class PostgresTimeSeriesStore implements TimeSeriesStore {
   }
 
   async bucketsJson(q: BucketQuery): Promise<Map<number, string>> {
-    const { text, values } = this.bucketSql(
-      q,
-      `SELECT id, '[' || string_agg(${readingJson('bucket', 'bucket_end', 'updated', 'value', 'seconds')}, ',' ORDER BY bucket) || ']' AS json FROM e GROUP BY id`,
+    const parts = await this.bucketParts(q);
+    const results = await Promise.all(
+      parts.map(async (part) => {
+        const { text, values } = this.bucketSql(
+          { ...q, registers: q.registers.slice(part.from, part.to), start: part.start, end: part.end },
+          `SELECT id, '[' || string_agg(${readingJson('bucket', 'bucket_end', 'updated', 'value', 'seconds')}, ',' ORDER BY bucket) || ']' AS json FROM e GROUP BY id`,
+        );
+        const { rows } = await this.pool.query<{ id: number; json: string }>(text, values);
+        return new Map(rows.map((r) => [r.id, r.json]));
+      }),
     );
-    const { rows } = await this.pool.query<{ id: number; json: string }>(text, values);
-    return new Map(rows.map((r) => [r.id, r.json]));
+    return joinParts(results);
+  }
+
+  private async bucketParts(q: BucketQuery): Promise<QueryPart[]> {
+    if (q.resolutionSeconds !== 86400) return splitQuery(q.registers.length, q.start, q.end, this.queryParts, q.resolutionSeconds * 1000);
+    if (q.registers.length > 1) return splitQuery(q.registers.length, q.start, q.end, this.queryParts, undefined);
+    const rough = splitQuery(1, q.start, q.end, this.queryParts, 1);
+    if (rough.length < 2) return rough;
+    // One register's local days: cut at local midnights of its zone, computed by the same
+    // expression as LOCAL_DAY_BUCKETS' day starts, so no day is cut in two.
+    const { rows } = await this.pool.query<{ b: number }>(
+      `SELECT DISTINCT (extract(epoch FROM date_trunc('day', c AT TIME ZONE $1) AT TIME ZONE $1) * 1000)::float8 AS b FROM unnest($2::timestamptz[]) c ORDER BY 1`,
+      [q.registers[0]!.timeZone, rough.slice(1).map((p) => new Date(p.start))],
+    );
+    const bounds = [q.start, ...rows.map((r) => r.b).filter((b) => b > q.start && b < q.end), q.end];
+    return bounds.slice(1).map((end, k) => ({ from: 0, to: 1, start: bounds[k]!, end }));
   }
 
   async readSeries(q: RangeQuery): Promise<Series[]> {

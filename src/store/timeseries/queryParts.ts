@@ -1,0 +1,63 @@
+// Splitting one large reading query into parts that PostgreSQL runs at once on separate
+// connections. One query runs on one backend process, and most of its time is per-row work
+// (aggregation, JSON formatting) that a second core would halve: `npm run bench:query` measured
+// 100 registers × a month of hourly averages at 740 ms as one query and 470 ms as two halves,
+// 100 register-years of local days at 2,645 ms and 1,238 ms (docs/benchmarks-meter.md).
+//
+// Several registers are split into groups of registers; one register into consecutive time
+// ranges whose boundaries fall on bucket boundaries (so no bucket is cut in two; for local days
+// the store moves the cuts to local midnights). Each part reads
+// its own snapshot: a batch committed while the parts run may be visible in some parts only,
+// as if the registers (or periods) had been read one after the other.
+
+/** A part: registers [from, to) of the query's list, times [start, end). */
+export interface QueryPart {
+  from: number;
+  to: number;
+  start: number;
+  end: number;
+}
+
+/** Below this much data per part (registers × days) one query is as fast. */
+const MIN_REGISTER_DAYS_PER_PART = 30;
+
+/**
+ * @param alignMs time boundaries are multiples of this from the epoch; undefined = never split
+ *   by time (local-day buckets of several registers, whose boundaries differ per register).
+ */
+export function splitQuery(registers: number, start: number, end: number, parts: number, alignMs: number | undefined): QueryPart[] {
+  const whole = [{ from: 0, to: registers, start, end }];
+  const registerDays = (registers * (end - start)) / 86_400_000;
+  const n = Math.min(parts, Math.floor(registerDays / MIN_REGISTER_DAYS_PER_PART));
+  if (n < 2) return whole;
+  if (registers >= 2) {
+    const groups = Math.min(n, registers);
+    return Array.from({ length: groups }, (_, k) => ({ from: Math.floor((k * registers) / groups), to: Math.floor(((k + 1) * registers) / groups), start, end }));
+  }
+  if (alignMs === undefined) return whole;
+  const bounds = [start];
+  for (let k = 1; k < n; k += 1) {
+    const b = Math.floor((start + ((end - start) * k) / n) / alignMs) * alignMs;
+    if (b > bounds[bounds.length - 1]! && b < end) bounds.push(b);
+  }
+  bounds.push(end);
+  return bounds.slice(1).map((b, k) => ({ from: 0, to: registers, start: bounds[k]!, end: b }));
+}
+
+/** Joins per-register JSON arrays of consecutive parts, in part order (empty parts add nothing). */
+export function joinParts(parts: readonly Map<number, string>[]): Map<number, string> {
+  if (parts.length === 1) return parts[0]!;
+  const joined = new Map<number, string[]>();
+  for (const part of parts) {
+    for (const [id, json] of part) {
+      if (json.length <= 2) continue;
+      const inner = json.slice(1, -1);
+      const list = joined.get(id);
+      if (list) list.push(inner);
+      else joined.set(id, [inner]);
+    }
+  }
+  const out = new Map<number, string>();
+  for (const part of parts) for (const id of part.keys()) if (!out.has(id)) out.set(id, `[${(joined.get(id) ?? []).join(',')}]`);
+  return out;
+}
