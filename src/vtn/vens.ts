@@ -2,7 +2,8 @@
 // resources nested. `clientID` (OpenADR 3.1's field, an extension here) binds a VEN to the VTN
 // credential acting as it: a VEN client's VENs are bound to it, business-logic clients may bind
 // or unbind (null) any VEN; an absent clientID on update keeps the binding. A VEN client cannot
-// set or change its VENs' targets (403): targets decide which events it receives. Deleting a
+// set or change its VENs' targets, nor rename them (its name is a VEN_NAME target) (403):
+// targets decide which events it receives. Deleting a
 // VEN deletes its resources (they are part of it) and notifies their deletion too.
 import { conflict, forbidden } from '../http/errors.ts';
 import type { PoolClient, Queryable } from '../store/database.ts';
@@ -92,13 +93,15 @@ export async function createVen(deps: VtnDeps, caller: VtnCaller, body: VenBody)
 export async function updateVen(deps: VtnDeps, caller: VtnCaller, id: string, body: VenBody): Promise<string | undefined> {
   try {
     return await mutate(deps, async (tx) => {
-      const found = await findObject(tx, TABLE, caller, id, { visibility: 'ven', forUpdate: true, columns: `t.client_id AS "clientId", t.target_keys AS keys, t.doc->'targets' AS targets` });
+      const found = await findObject(tx, TABLE, caller, id, { visibility: 'ven', forUpdate: true, columns: `t.client_id AS "clientId", t.ven_name AS "venName", t.target_keys AS keys, t.doc->'targets' AS targets` });
       if (!found) return { result: undefined, changes: [] };
       let targets = body.targets;
       if (caller.ven) {
         // Omitted targets keep the stored ones; sending them back unchanged is fine.
         if (targets === undefined) targets = found.targets as ValuesMap[] | null;
         else if (!sameKeys(targetKeys(targets), found.keys as string[])) throw forbidden('A VEN client cannot change its VEN’s targets');
+        // Its name is a target too (VEN_NAME): renaming would reach events meant for another name.
+        if (body.venName !== found.venName) throw forbidden('A VEN client cannot rename its VEN: events target VENs by name');
       }
       const client = binding(caller, body.clientID, found.clientId as string | null);
       const stamp = { id, createdDateTime: found.createdDateTime, modificationDateTime: nextModification(found.modificationDateTime) };

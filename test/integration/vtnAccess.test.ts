@@ -166,6 +166,11 @@ describe('VEN privacy', () => {
     const omitted = await expectStatus(as(venA).put(`/vens/${a.id}`, { venName: 'ven-a', attributes: [{ type: 'X', values: [1] }] }), 200);
     expect(omitted).toMatchObject({ targets: [{ type: 'GROUP', values: ['g1'] }], clientID: venA.clientId, attributes: [{ type: 'X', values: [1] }] });
     expect((await as(venA).put(`/vens/${a.id}`, { venName: 'ven-a', clientID: venB.clientId })).status).toBe(403);
+    // Nor rename it: the name is a VEN_NAME target.
+    const renamed = await as(venA).put(`/vens/${a.id}`, { venName: 'ven-b-2' });
+    expect(renamed.status).toBe(403);
+    expect(renamed.body.detail).toMatch(/rename/);
+    expect((await as(venA).get(`/vens/${a.id}`)).body.venName).toBe('ven-a');
 
     // A VEN client registering a VEN gets it bound to itself, without targets.
     const own = await expectStatus(as(venA).post('/vens', { venName: 'ven-a-2' }), 201);
