@@ -157,13 +157,15 @@ export async function registersForRead(db: Queryable, ids: readonly number[]): P
   return rows;
 }
 
-/** Of the given registers, those whose meter is shared with the organization. */
-export async function accessibleRegisters(db: Queryable, ids: readonly number[], organizationId: number): Promise<Set<number>> {
-  const { rows } = await db.query<{ id: number }>(
-    'SELECT r.id FROM registers r JOIN meter_organizations mo ON mo.meter_id = r.meter_id AND mo.organization_id = $2 WHERE r.id = ANY($1::int[])',
+/** registersForRead, each with whether its meter is shared with the organization (one query). */
+export async function registersForReadBy(db: Queryable, ids: readonly number[], organizationId: number): Promise<(RegisterForRead & { accessible: boolean })[]> {
+  const { rows } = await db.query<RegisterForRead & { accessible: boolean }>(
+    `SELECT ${REGISTER_COLUMNS}, v.expression_ast AS "expressionAst",
+       EXISTS (SELECT 1 FROM meter_organizations mo WHERE mo.meter_id = r.meter_id AND mo.organization_id = $2) AS accessible
+     FROM ${REGISTER_FROM} WHERE r.id = ANY($1::int[])`,
     [ids, organizationId],
   );
-  return new Set(rows.map((r) => r.id));
+  return rows;
 }
 
 async function writeVirtualDefinition(tx: PoolClient, registerId: number, def: VirtualDefinitionInput | null, ast: unknown): Promise<void> {

@@ -6,7 +6,7 @@ import { HttpError, badRequest } from '../http/errors.ts';
 import type { Principal } from '../http/types.ts';
 import type { Queryable } from '../store/database.ts';
 import { TooManyPoints, type TimeSeriesStore } from '../store/timeseries/types.ts';
-import { accessibleRegisters, registersForRead, type RegisterForRead } from './meterStore.ts';
+import { registersForRead, registersForReadBy, type RegisterForRead } from './meterStore.ts';
 import type { VirtualEngine } from './virtualEngine.ts';
 
 export interface ReadingsQuery {
@@ -32,15 +32,15 @@ export function aggregateOf(register: { measurementType: number }): 'sum' | 'avg
 }
 
 async function checkedRegisters(deps: QueryDeps, q: ReadingsQuery, principal: Principal): Promise<RegisterForRead[]> {
-  const registers = await registersForRead(deps.db, q.registerIds);
+  const registers = principal.globalAdmin ? await registersForRead(deps.db, q.registerIds) : await registersForReadBy(deps.db, q.registerIds, q.organizationId!);
   const byId = new Map(registers.map((r) => [r.id, r]));
   const unknown = q.registerIds.flatMap((id, i) => (byId.has(id) ? [] : [{ path: `query.registerId[${i}]`, message: `register ${id} does not exist` }]));
   if (unknown.length > 0) throw badRequest('Unknown register', unknown);
-  if (!principal.globalAdmin) {
-    const allowed = await accessibleRegisters(deps.db, q.registerIds, q.organizationId!);
-    const denied = q.registerIds.filter((id) => !allowed.has(id));
-    if (denied.length > 0) throw new HttpError('organization_forbidden', `Organization ${q.organizationId} has no access to register(s) ${denied.join(', ')}`);
-  }
+  const denied = q.registerIds.filter((id) => {
+    const r = byId.get(id)!;
+    return 'accessible' in r && !r.accessible;
+  });
+  if (denied.length > 0) throw new HttpError('organization_forbidden', `Organization ${q.organizationId} has no access to register(s) ${denied.join(', ')}`);
   return q.registerIds.map((id) => byId.get(id)!);
 }
 

@@ -234,20 +234,23 @@ export class PostgresTimeSeriesStore implements TimeSeriesStore {
 
   /** The shared bucket query: per register sum or average, epoch-aligned buckets, or local days.
    * It yields `e(id, bucket, bucket_end, seconds, value, updated)`, one row per bucket with data. */
-  private bucketSql(q: BucketQuery, select: string): { text: string; values: unknown[] } {
+  private bucketSql(q: BucketQuery, select: string, whole: { start: number; end: number } = q): { text: string; values: unknown[] } {
+    const days = q.resolutionSeconds === 86400;
     const text = `WITH q AS (SELECT * FROM unnest($1::int[], $2::bool[], $3::text[]) AS q(id, summed, tz)),
-      ${q.resolutionSeconds === 86400 ? LOCAL_DAY_BUCKETS : EPOCH_BUCKETS}
+      ${days ? LOCAL_DAY_BUCKETS : EPOCH_BUCKETS}
       ${select}`;
-    return { text, values: [q.registers.map((r) => r.id), q.registers.map((r) => r.aggregate === 'sum'), q.registers.map((r) => r.timeZone), q.resolutionSeconds, new Date(q.start), new Date(q.end)] };
+    const values = [q.registers.map((r) => r.id), q.registers.map((r) => r.aggregate === 'sum'), q.registers.map((r) => r.timeZone), q.resolutionSeconds, new Date(q.start), new Date(q.end)];
+    return { text, values: days ? [...values, new Date(whole.start), new Date(whole.end)] : values };
   }
 
   async bucketsJson(q: BucketQuery): Promise<Map<number, string>> {
-    const parts = await this.bucketParts(q);
+    const parts = this.bucketParts(q);
     const results = await Promise.all(
       parts.map(async (part) => {
         const { text, values } = this.bucketSql(
           { ...q, registers: q.registers.slice(part.from, part.to), start: part.start, end: part.end },
           `SELECT id, '[' || string_agg(${readingJson('bucket', 'bucket_end', 'updated', 'value', 'seconds')}, ',' ORDER BY bucket) || ']' AS json FROM e GROUP BY id`,
+          q,
         );
         const { rows } = await this.pool.query<{ id: number; json: string }>(text, values);
         return new Map(rows.map((r) => [r.id, r.json]));
@@ -256,19 +259,13 @@ export class PostgresTimeSeriesStore implements TimeSeriesStore {
     return joinParts(results);
   }
 
-  private async bucketParts(q: BucketQuery): Promise<QueryPart[]> {
-    if (q.resolutionSeconds !== 86400) return splitQuery(q.registers.length, q.start, q.end, this.queryParts, q.resolutionSeconds * 1000);
-    if (q.registers.length > 1) return splitQuery(q.registers.length, q.start, q.end, this.queryParts, undefined);
-    const rough = splitQuery(1, q.start, q.end, this.queryParts, 1);
-    if (rough.length < 2) return rough;
-    // One register's local days: cut at local midnights of its zone, computed by the same
-    // expression as LOCAL_DAY_BUCKETS' day starts, so no day is cut in two.
-    const { rows } = await this.pool.query<{ b: number }>(
-      `SELECT DISTINCT (extract(epoch FROM date_trunc('day', c AT TIME ZONE $1) AT TIME ZONE $1) * 1000)::float8 AS b FROM unnest($2::timestamptz[]) c ORDER BY 1`,
-      [q.registers[0]!.timeZone, rough.slice(1).map((p) => new Date(p.start))],
-    );
-    const bounds = [q.start, ...rows.map((r) => r.b).filter((b) => b > q.start && b < q.end), q.end];
-    return bounds.slice(1).map((end, k) => ({ from: 0, to: 1, start: bounds[k]!, end }));
+  private bucketParts(q: BucketQuery): QueryPart[] {
+    // One register's local days are cut anywhere: LOCAL_DAY_BUCKETS moves inner cuts to that
+    // zone's local midnights itself, so no day is cut in two. Several registers' are not cut by
+    // time (their midnights differ).
+    const days = q.resolutionSeconds === 86400;
+    const alignMs = !days ? q.resolutionSeconds * 1000 : q.registers.length === 1 ? 1 : undefined;
+    return splitQuery(q.registers.length, q.start, q.end, this.queryParts, alignMs);
   }
 
   async readSeries(q: RangeQuery): Promise<Series[]> {
@@ -319,17 +316,28 @@ const EPOCH_BUCKETS = `b AS (
  * (register_id, ts) of that one day. Grouping the rows by date_trunc('day', ts, tz) instead
  * converted every row's time to local time: `npm run bench:query` p50 went from 11.6 s to 2.9 s
  * for 100 registers × a year of 15-minute data (3.5M rows) and from 106 ms to 35 ms for one
- * register-year, with the same buckets (test/integration/readingsLocalDays.test.ts). */
-const LOCAL_DAY_BUCKETS = `d AS (
-        SELECT q.id, q.summed, day AT TIME ZONE q.tz AS bucket, (day + interval '1 day') AT TIME ZONE q.tz AS bucket_end
-        FROM q CROSS JOIN LATERAL generate_series(
-          date_trunc('day', $5::timestamptz AT TIME ZONE q.tz), date_trunc('day', ($6::timestamptz - interval '1 microsecond') AT TIME ZONE q.tz), interval '1 day') AS day
+ * register-year, with the same buckets (test/integration/readingsLocalDays.test.ts).
+ * [$5, $6) is this query's range, [$7, $8) the whole request's: a part of a split request
+ * (queryParts.ts) moves its inner ends to local midnights (within the request), so consecutive
+ * parts meet at a midnight and no day is cut in two; for a whole request lo = $5, hi = $6. */
+const LOCAL_DAY_BUCKETS = `b AS (
+        SELECT q.id, q.summed, q.tz,
+          CASE WHEN $5::timestamptz = $7::timestamptz THEN $5::timestamptz
+            ELSE greatest(date_trunc('day', $5::timestamptz AT TIME ZONE q.tz) AT TIME ZONE q.tz, $7::timestamptz) END AS lo,
+          CASE WHEN $6::timestamptz = $8::timestamptz THEN $6::timestamptz
+            ELSE least(date_trunc('day', $6::timestamptz AT TIME ZONE q.tz) AT TIME ZONE q.tz, $8::timestamptz) END AS hi
+        FROM q
+      ),
+      d AS (
+        SELECT b.id, b.summed, b.lo, b.hi, day AT TIME ZONE b.tz AS bucket, (day + interval '1 day') AT TIME ZONE b.tz AS bucket_end
+        FROM b CROSS JOIN LATERAL generate_series(
+          date_trunc('day', b.lo AT TIME ZONE b.tz), date_trunc('day', (b.hi - interval '1 microsecond') AT TIME ZONE b.tz), interval '1 day') AS day
       ),
       e AS (
         SELECT d.id, d.bucket, d.bucket_end, $4::int AS seconds, a.value, a.updated
         FROM d CROSS JOIN LATERAL (
           SELECT CASE WHEN d.summed THEN sum(r.value) ELSE avg(r.value) END AS value, max(r.updated_at) AS updated, count(*) AS n
-          FROM readings r WHERE r.register_id = d.id AND r.ts >= greatest(d.bucket, $5) AND r.ts < least(d.bucket_end, $6)
+          FROM readings r WHERE r.register_id = d.id AND r.ts >= greatest(d.bucket, d.lo) AND r.ts < least(d.bucket_end, d.hi)
         ) a
         WHERE a.n > 0
       )`;

@@ -6,7 +6,7 @@
 //
 // Several registers are split into groups of registers; one register into consecutive time
 // ranges whose boundaries fall on bucket boundaries (so no bucket is cut in two; for local days
-// the store moves the cuts to local midnights). Each part reads
+// the day query itself moves the cuts to local midnights). Each part reads
 // its own snapshot: a batch committed while the parts run may be visible in some parts only,
 // as if the registers (or periods) had been read one after the other.
 
