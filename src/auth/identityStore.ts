@@ -1,7 +1,7 @@
 // SQL for organizations, roles, users and personal access tokens. Rows come back already shaped
 // as API objects (camelCase aliases), so the routes serialize them directly.
 import { HttpError, badRequest, notFound } from '../http/errors.ts';
-import { withTransaction, type Pool, type PoolClient, type Queryable } from '../store/database.ts';
+import { rowReader, withTransaction, type Pool, type PoolClient, type Queryable } from '../store/database.ts';
 import { generatePersonalAccessToken, hashPersonalAccessToken, hintOf } from './secrets.ts';
 
 export interface Page {
@@ -52,15 +52,9 @@ const unique = <T>(values: readonly T[]): T[] => [...new Set(values)];
 
 // Organizations ----------------------------------------------------------------------------
 
-export async function listOrganizations(db: Queryable, page: Page): Promise<Organization[]> {
-  const { rows } = await db.query<Organization>(`SELECT ${ORG_COLUMNS} FROM organizations ORDER BY id LIMIT $1 OFFSET $2`, [page.limit, page.offset]);
-  return rows;
-}
-
-export async function getOrganization(db: Queryable, id: number): Promise<Organization | undefined> {
-  const { rows } = await db.query<Organization>(`SELECT ${ORG_COLUMNS} FROM organizations WHERE id = $1`, [id]);
-  return rows[0];
-}
+const organizationsReader = rowReader<Organization>(`SELECT ${ORG_COLUMNS} FROM organizations`);
+export const listOrganizations = organizationsReader.list;
+export const getOrganization = organizationsReader.get;
 
 export async function createOrganization(db: Queryable, input: { name: string; features: string[] }): Promise<Organization> {
   const { rows } = await db.query<Organization>(`INSERT INTO organizations (name, features) VALUES ($1, $2) RETURNING ${ORG_COLUMNS}`, [input.name, unique(input.features)]);
@@ -79,15 +73,9 @@ export async function deleteOrganization(db: Queryable, id: number): Promise<boo
 
 // Roles ------------------------------------------------------------------------------------
 
-export async function listRoles(db: Queryable, page: Page): Promise<Role[]> {
-  const { rows } = await db.query<Role>(`SELECT ${ROLE_COLUMNS} FROM roles ORDER BY id LIMIT $1 OFFSET $2`, [page.limit, page.offset]);
-  return rows;
-}
-
-export async function getRole(db: Queryable, id: number): Promise<Role | undefined> {
-  const { rows } = await db.query<Role>(`SELECT ${ROLE_COLUMNS} FROM roles WHERE id = $1`, [id]);
-  return rows[0];
-}
+const rolesReader = rowReader<Role>(`SELECT ${ROLE_COLUMNS} FROM roles`);
+export const listRoles = rolesReader.list;
+export const getRole = rolesReader.get;
 
 export async function createRole(db: Queryable, input: { name: string; permissions: string[] }): Promise<Role> {
   const { rows } = await db.query<Role>(`INSERT INTO roles (name, permissions) VALUES ($1, $2) RETURNING ${ROLE_COLUMNS}`, [input.name, unique(input.permissions)]);
@@ -132,15 +120,9 @@ export async function permissionsOfRoles(db: Queryable, roleIds: readonly number
 
 // Users ------------------------------------------------------------------------------------
 
-export async function listUsers(db: Queryable, page: Page): Promise<User[]> {
-  const { rows } = await db.query<User>(`SELECT ${USER_COLUMNS} FROM users u ORDER BY u.id LIMIT $1 OFFSET $2`, [page.limit, page.offset]);
-  return rows;
-}
-
-export async function getUser(db: Queryable, id: number): Promise<User | undefined> {
-  const { rows } = await db.query<User>(`SELECT ${USER_COLUMNS} FROM users u WHERE u.id = $1`, [id]);
-  return rows[0];
-}
+const usersReader = rowReader<User>(`SELECT ${USER_COLUMNS} FROM users u`, 'u');
+export const listUsers = usersReader.list;
+export const getUser = usersReader.get;
 
 async function checkUserInput(db: Queryable, input: UserInput): Promise<void> {
   if (!input.globalAdmin && (input.organizationId === undefined || input.organizationId === null)) {

@@ -1,6 +1,6 @@
 // SQL for grid resources. Rows come back shaped as the interface's Grid resource.
 import { badRequest, type FieldError } from '../http/errors.ts';
-import type { Queryable } from '../store/database.ts';
+import { rowReader, type Queryable } from '../store/database.ts';
 
 export interface Pod {
   podId: string;
@@ -69,15 +69,9 @@ const VALUES = (i: GridResourceInput) => [
   JSON.stringify(i.pods),
 ];
 
-export async function listResources(db: Queryable, page: { limit: number; offset: number }): Promise<GridResource[]> {
-  const { rows } = await db.query<GridResource>(`SELECT ${COLUMNS} FROM grid_resources ORDER BY id LIMIT $1 OFFSET $2`, [page.limit, page.offset]);
-  return rows;
-}
-
-export async function getResource(db: Queryable, id: number): Promise<GridResource | undefined> {
-  const { rows } = await db.query<GridResource>(`SELECT ${COLUMNS} FROM grid_resources WHERE id = $1`, [id]);
-  return rows[0];
-}
+const resourcesReader = rowReader<GridResource>(`SELECT ${COLUMNS} FROM grid_resources`);
+export const listResources = resourcesReader.list;
+export const getResource = resourcesReader.get;
 
 export async function resourcesOfOrganization(db: Queryable, organizationId: number, marketZoneId: number | undefined): Promise<GridResource[]> {
   const { rows } = await db.query<GridResource>(

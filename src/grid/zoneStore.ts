@@ -1,7 +1,7 @@
 // SQL for market zones (members, markets), substations (with resource impact factors) and the
 // participants view. Rows come back shaped as the interface's objects.
 import { badRequest, type FieldError } from '../http/errors.ts';
-import { withTransaction, type Pool, type PoolClient, type Queryable } from '../store/database.ts';
+import { rowReader, withTransaction, type Pool, type PoolClient, type Queryable } from '../store/database.ts';
 
 export interface MarketZone {
   id: number;
@@ -37,15 +37,9 @@ const ZONE_COLUMNS = `z.id, z.created_by AS "createdBy", z.created_at AS "create
   coalesce((SELECT array_agg(organization_id ORDER BY organization_id) FROM market_zone_organizations WHERE market_zone_id = z.id), '{}') AS "organizationIds",
   coalesce((SELECT json_agg(json_build_object('marketId', m.id, 'name', m.name) ORDER BY m.id) FROM markets m WHERE m.market_zone_id = z.id), '[]') AS markets`;
 
-export async function listZones(db: Queryable, page: { limit: number; offset: number }): Promise<MarketZone[]> {
-  const { rows } = await db.query<MarketZone>(`SELECT ${ZONE_COLUMNS} FROM market_zones z ORDER BY z.id LIMIT $1 OFFSET $2`, [page.limit, page.offset]);
-  return rows;
-}
-
-export async function getZone(db: Queryable, id: number): Promise<MarketZone | undefined> {
-  const { rows } = await db.query<MarketZone>(`SELECT ${ZONE_COLUMNS} FROM market_zones z WHERE z.id = $1`, [id]);
-  return rows[0];
-}
+const zonesReader = rowReader<MarketZone>(`SELECT ${ZONE_COLUMNS} FROM market_zones z`, 'z');
+export const listZones = zonesReader.list;
+export const getZone = zonesReader.get;
 
 /** Zones the organization belongs to (all zones when undefined). */
 export async function zonesOf(db: Queryable, organizationId: number | undefined): Promise<MarketZone[]> {
@@ -132,15 +126,9 @@ export async function participants(db: Queryable, zoneId: number): Promise<{ org
 const SUBSTATION_COLUMNS = `s.id, s.organization_id AS "organizationId", s.market_zone_id AS "marketZoneId", s.name,
   coalesce((SELECT json_agg(json_build_object('resourceId', i.resource_id, 'factor', i.factor::float8) ORDER BY i.resource_id) FROM substation_impacts i WHERE i.substation_id = s.id), '[]') AS impacts`;
 
-export async function listSubstations(db: Queryable, page: { limit: number; offset: number }): Promise<Substation[]> {
-  const { rows } = await db.query<Substation>(`SELECT ${SUBSTATION_COLUMNS} FROM substations s ORDER BY s.id LIMIT $1 OFFSET $2`, [page.limit, page.offset]);
-  return rows;
-}
-
-export async function getSubstation(db: Queryable, id: number): Promise<Substation | undefined> {
-  const { rows } = await db.query<Substation>(`SELECT ${SUBSTATION_COLUMNS} FROM substations s WHERE s.id = $1`, [id]);
-  return rows[0];
-}
+const substationsReader = rowReader<Substation>(`SELECT ${SUBSTATION_COLUMNS} FROM substations s`, 's');
+export const listSubstations = substationsReader.list;
+export const getSubstation = substationsReader.get;
 
 async function checkSubstation(db: Queryable, input: SubstationInput): Promise<void> {
   const errors: FieldError[] = [];

@@ -1,7 +1,7 @@
 // SQL for meters (shared by organizations) and their registers with virtual definitions.
 // Rows come back shaped as API objects.
 import { HttpError, badRequest, conflict } from '../http/errors.ts';
-import { withTransaction, type Pool, type PoolClient, type Queryable } from '../store/database.ts';
+import { rowReader, withTransaction, type Pool, type PoolClient, type Queryable } from '../store/database.ts';
 
 export interface Meter {
   id: number;
@@ -65,15 +65,9 @@ const REGISTER_FROM = 'registers r LEFT JOIN virtual_definitions v ON v.register
 
 // Meters -----------------------------------------------------------------------------------
 
-export async function listMeters(db: Queryable, page: { limit: number; offset: number }): Promise<Meter[]> {
-  const { rows } = await db.query<Meter>(`SELECT ${METER_COLUMNS} FROM meters m ORDER BY m.id LIMIT $1 OFFSET $2`, [page.limit, page.offset]);
-  return rows;
-}
-
-export async function getMeter(db: Queryable, id: number): Promise<Meter | undefined> {
-  const { rows } = await db.query<Meter>(`SELECT ${METER_COLUMNS} FROM meters m WHERE m.id = $1`, [id]);
-  return rows[0];
-}
+const metersReader = rowReader<Meter>(`SELECT ${METER_COLUMNS} FROM meters m`, 'm');
+export const listMeters = metersReader.list;
+export const getMeter = metersReader.get;
 
 async function assertOrganizationsExist(db: Queryable, ids: readonly number[]): Promise<void> {
   if (ids.length === 0) return;
@@ -141,15 +135,9 @@ export async function metersOfOrganization(db: Queryable, organizationId: number
 
 // Registers --------------------------------------------------------------------------------
 
-export async function listRegisters(db: Queryable, page: { limit: number; offset: number }): Promise<Register[]> {
-  const { rows } = await db.query<Register>(`SELECT ${REGISTER_COLUMNS} FROM ${REGISTER_FROM} ORDER BY r.id LIMIT $1 OFFSET $2`, [page.limit, page.offset]);
-  return rows;
-}
-
-export async function getRegister(db: Queryable, id: number): Promise<Register | undefined> {
-  const { rows } = await db.query<Register>(`SELECT ${REGISTER_COLUMNS} FROM ${REGISTER_FROM} WHERE r.id = $1`, [id]);
-  return rows[0];
-}
+const registersReader = rowReader<Register>(`SELECT ${REGISTER_COLUMNS} FROM ${REGISTER_FROM}`, 'r');
+export const listRegisters = registersReader.list;
+export const getRegister = registersReader.get;
 
 /** Registers with what reads need (parsed expression), in the order asked; missing ids omitted. */
 export async function registersForRead(db: Queryable, ids: readonly number[]): Promise<RegisterForRead[]> {

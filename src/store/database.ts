@@ -21,6 +21,17 @@ export function createPool(connectionString: string, max: number, log: Logger): 
   return pool;
 }
 
+/** The paged list (id order) and the lookup by id of one resource, from the SELECT of its
+ * columns (`select`, rows aliased `alias` when it joins). Every admin resource reads this way. */
+export function rowReader<T extends pg.QueryResultRow>(select: string, alias?: string) {
+  const id = alias ? `${alias}.id` : 'id';
+  return {
+    list: async (db: Queryable, page: { limit: number; offset: number }): Promise<T[]> =>
+      (await db.query<T>(`${select} ORDER BY ${id} LIMIT $1 OFFSET $2`, [page.limit, page.offset])).rows,
+    get: async (db: Queryable, rowId: number): Promise<T | undefined> => (await db.query<T>(`${select} WHERE ${id} = $1`, [rowId])).rows[0],
+  };
+}
+
 const TX_ATTEMPTS = 5;
 
 /** Runs fn in a transaction; serialization failures and deadlocks re-run it (it must be safe to repeat). */

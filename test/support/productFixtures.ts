@@ -108,7 +108,8 @@ export async function connect(t: TestApp): Promise<pg.Client> {
   return client;
 }
 
-export interface PastFlexibility {
+/** What a transaction written directly (in the past) has, whatever its product. */
+interface PastTransaction {
   market: Market;
   seller: number;
   resourceId: number;
@@ -116,9 +117,12 @@ export interface PastFlexibility {
   start: string;
   end: string;
   quantity: string | number;
+  status?: number;
+}
+
+export interface PastFlexibility extends PastTransaction {
   unitPrice?: string | number;
   availabilityTransactionId?: number | null;
-  status?: number;
 }
 
 /** A flexibility order and its transaction, written directly (periods in the past). */
@@ -137,16 +141,8 @@ export async function insertFlexibilityTransaction(db: pg.Client, p: PastFlexibi
   return rows[0]!.id;
 }
 
-export interface PastAvailability {
-  market: Market;
-  seller: number;
-  resourceId: number;
-  productType: number;
-  start: string;
-  end: string;
-  quantity: string | number;
+export interface PastAvailability extends PastTransaction {
   availabilityPrice?: string | number;
-  status?: number;
 }
 
 export async function insertAvailabilityTransaction(db: pg.Client, p: PastAvailability): Promise<number> {

@@ -10,7 +10,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import { transfer } from '../transfer.ts';
 import { COPY_HEADER, encodeCopy } from './pgCopy.ts';
-import { group, monthsOf, parseReadings, type FieldError, type ParsedSeries, type Rows } from './parseReadings.ts';
+import { group, monthsOf, parseReadings, type FieldError, type ParsedBatch, type ParsedSeries, type Rows } from './parseReadings.ts';
 
 export interface ParseTask {
   body: Uint8Array;
@@ -35,19 +35,9 @@ export interface ReadingChunk {
   copy: Uint8Array;
 }
 
+/** `chunks`: chunks posted on the stream port (0 without streaming). */
 export type ParseResult =
-  | {
-      ok: true;
-      series: ParsedSeries[];
-      offsets: Int32Array;
-      timestamps: Float64Array;
-      values: Float64Array;
-      resolutions: Int32Array;
-      months: number[];
-      copy: Uint8Array | undefined;
-      /** Chunks posted on the stream port (0 without streaming). */
-      chunks: number;
-    }
+  | (ParsedBatch & { ok: true; copy: Uint8Array | undefined; chunks: number })
   | { ok: false; syntax: boolean; errors: FieldError[]; chunks: number };
 
 function chunkEmitter(task: ParseTask): { hook: (rows: Rows, series: readonly ParsedSeries[], clean: boolean) => void; flush: (rows: Rows, series: readonly ParsedSeries[]) => void; sent: () => number } {
