@@ -43,6 +43,7 @@ import { readingsRoutes } from './meter/readingsRoutes.ts';
 import { VirtualRegisters } from './meter/virtualRegisters.ts';
 import { WorkerPool } from './workerPool.ts';
 import { createVtn } from './vtn/module.ts';
+import { consoleRoutes } from './console/consoleRoutes.ts';
 
 /** Migration folders in dependency order (DESIGN.md: products → grid → meter; auth first). */
 export const MIGRATIONS: MigrationSource[] = [
@@ -162,6 +163,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         ],
       }),
       ...vtn.routes,
+      ...consoleRoutes(),
     );
     const openApi = () =>
       buildOpenApi(routes, {
