@@ -6,13 +6,11 @@ import type { Logger } from 'pino';
 import { identityAdminRoutes } from './admin/identityRoutes.ts';
 import { Authenticator } from './auth/authenticator.ts';
 import { ensureBootstrapAdmin, type AdminTokenInfo } from './auth/bootstrap.ts';
-import { FEATURES, PERMISSIONS, VTN_SCOPES } from './auth/catalogue.ts';
 import { meRoutes } from './auth/meRoutes.ts';
 import { organizationClientRoutes } from './auth/organizationClientRoutes.ts';
 import { tokenRoutes } from './auth/tokenRoutes.ts';
 import { TokenSigner, loadSigningKey } from './auth/tokens.ts';
 import { vtnCredentialRoutes } from './auth/vtnCredentialRoutes.ts';
-import { CODE_TABLES, codeSchema } from './codes.ts';
 import type { Config } from './config.ts';
 import { HttpError } from './http/errors.ts';
 import { HttpMetrics } from './http/metrics.ts';
@@ -44,6 +42,7 @@ import { VirtualRegisters } from './meter/virtualRegisters.ts';
 import { WorkerPool } from './workerPool.ts';
 import { createVtn } from './vtn/module.ts';
 import { consoleRoutes } from './console/consoleRoutes.ts';
+import { openApiInfo } from './openApiInfo.ts';
 
 /** Migration folders in dependency order (DESIGN.md: products → grid → meter; auth first). */
 export const MIGRATIONS: MigrationSource[] = [
@@ -165,18 +164,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       ...vtn.routes,
       ...consoleRoutes(),
     );
-    const openApi = () =>
-      buildOpenApi(routes, {
-        title: 'Flex energy-flexibility platform',
-        version: '0.1.0',
-        description: 'Meter data, flexibility and availability products, and an OpenADR-style VTN. Errors are RFC 7807 problem details (see the Problem schema); see README.md for code tables.',
-        components: {
-          ...Object.fromEntries(CODE_TABLES.map((t) => [t.name, codeSchema(t)])),
-          Features: { type: 'string', enum: [...FEATURES] },
-          Permissions: { type: 'string', enum: [...PERMISSIONS] },
-          Scopes: { type: 'string', enum: [...VTN_SCOPES] },
-        },
-      });
+    const openApi = () => buildOpenApi(routes, openApiInfo(config.tokenAudiences[0]!));
     // Routes without a quota of their own get the general one, when configured.
     if (config.rateLimitApiPerMinute > 0) {
       for (const route of routes) {

@@ -278,10 +278,12 @@ export const BASELINE_ALGORITHMS: CodeTable = {
   values: Object.fromEntries(Object.keys(BASELINE_SPECS).map((code) => [code, BASELINE_DESCRIPTIONS[Number(code) as BaselineAlgorithm]])),
 };
 
-/** JSON Schema for a code: an integer from the table, documented per value. */
+/** JSON Schema for a code: an integer from the table, documented per value. The title names the
+ * table's OpenAPI component, which the document refers to wherever the code is used. */
 export function codeSchema(table: CodeTable): Record<string, unknown> {
   const values = Object.keys(table.values).map(Number);
   return {
+    title: table.name,
     type: 'integer',
     enum: values,
     description: `${table.description} ${values.map((v) => `${v} = ${table.values[v]}`).join('; ')}.`,

@@ -32,6 +32,7 @@ export function organizationClientRoutes(pool: Pool): RouteDef[] {
       auth: ACCESS,
       params: idParams('organizationId'),
       body: organizationClientInput,
+      bodyExample: { clientName: 'Metering integration', rolesIds: [2] },
       responses: { 200: { description: 'The new client and its secret', schema: organizationClientSchema } },
       async handler(req: ApiRequest<OrgParams, unknown, { clientName: string; rolesIds: number[] }>) {
         const { organizationId } = req.params;

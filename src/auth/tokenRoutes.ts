@@ -117,6 +117,7 @@ export function tokenRoutes(pool: Pool, signer: TokenSigner, options: TokenRoute
       auth: 'public',
       bodyKind: 'form',
       body: tokenForm,
+      bodyExample: { grant_type: 'client_credentials', client_id: 'c_9d2f6a1b3e', client_secret: 'the-secret-shown-once', audience: 'flex-api' },
       responses: { 200: { description: 'An access token', schema: tokenResponse } },
       rateLimit: { name: 'token', windows: perClient, key: 'custom' },
       rateLimitKey: async (req: ApiRequest<unknown, unknown, TokenForm>) => {

@@ -46,6 +46,7 @@ export function vtnCredentialRoutes(pool: Pool): RouteDef[] {
       tags: TAGS,
       auth: inBody,
       body: vtnCredentialInput,
+      bodyExample: { organizationId: 1, name: 'VEN gateway north', scopes: ['read_all', 'write_reports', 'write_subscriptions'] },
       responses: { 200: { description: 'The new credential and its secret', schema: vtnCredentialSchema } },
       async handler(req: ApiRequest<unknown, unknown, { organizationId: number; name: string; scopes: string[] }>) {
         await requireOrganization(req, req.body.organizationId);

@@ -26,6 +26,19 @@ const PAGE_HEADERS = {
   'Referrer-Policy': 'no-referrer',
 };
 
+const LANDING_PAGE = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Flex</title></head>
+<body style="font-family: system-ui, sans-serif; max-width: 40rem; margin: 3rem auto; padding: 0 1rem">
+<h1>Flex</h1>
+<p>An energy-flexibility platform: meter data, flexibility products, an OpenADR-style VTN.</p>
+<ul>
+<li><a href="/console">Analyst console</a>: readings, coverage, demand response, market</li>
+<li><a href="/docs">API reference</a> (try it with a client id and secret)</li>
+<li><a href="/api/openapi.json">OpenAPI document</a> · <a href="/health">health</a> · <a href="/metrics">metrics</a></li>
+</ul>
+</body></html>
+`;
+
 const assetParams = objectSchema({ file: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$', description: 'A file name from the built console (content-hashed).' } }, ['file']);
 
 export function consoleRoutes(options: ConsoleOptions = {}): RouteDef[] {
@@ -69,12 +82,12 @@ export function consoleRoutes(options: ConsoleOptions = {}): RouteDef[] {
     {
       method: 'GET',
       path: '/',
-      summary: 'Redirect to the console',
-      description: 'A browser opening the server’s address lands on the console; the API lives under /api.',
+      summary: 'Where to go from here',
+      description: 'A browser opening the server’s address gets links to the console, this reference and the OpenAPI document; the API lives under /api.',
       tags: TAGS,
       auth: 'public',
-      responses: { 302: { description: 'To /console' } },
-      handler: () => ({ status: 302, headers: { Location: '/console', 'Cache-Control': REVALIDATE } }),
+      responses: { 200: { description: 'A page of links', contentType: 'text/html' } },
+      handler: () => ({ status: 200, raw: LANDING_PAGE, contentType: 'text/html; charset=utf-8', headers: { 'Cache-Control': REVALIDATE, ...PAGE_HEADERS } }),
     },
     page('/console', 'index.html', 'The analyst console', 'A single-page application over this API: readings, coverage, demand response and the market. It signs in with a personal access token or client credentials and shows exactly what the token may see.'),
     page('/docs', 'docs.html', 'This API reference', 'Renders /api/openapi.json (Swagger UI, bundled); "Try it out" can obtain a token by client credentials.'),

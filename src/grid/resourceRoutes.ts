@@ -95,6 +95,20 @@ export function resourceRoutes(pool: Pool, store: TimeSeriesStore): RouteDef[] {
       auth: { globalAdmin: true },
       object: resourceSchema,
       input: resourceInput,
+      example: {
+        organizationId: 2,
+        marketZoneId: 1,
+        name: 'Heat pump pool Nord',
+        type: 1,
+        regulationType: 2,
+        maxQuantity: 250,
+        endurance: 7200,
+        cooldown: 3600,
+        actualRegisterId: 12,
+        referenceRegisterId: null,
+        allowedProducts: [2, 4],
+        pods: [{ podId: '707057500012345678', name: 'Main connection' }],
+      },
       list: (page) => resources.listResources(pool, page),
       get: (id) => resources.getResource(pool, id),
       create: async (input, req) => {
@@ -131,6 +145,7 @@ export function resourceRoutes(pool: Pool, store: TimeSeriesStore): RouteDef[] {
       auth: { permission: 'Planning.Organization.ReadWrite', feature: 'Grid', organization: { in: 'body', name: 'organizationId' } },
       params: idParams('resourceId'),
       body: referenceBody,
+      bodyExample: { organizationId: 1, readings: [{ timestamp: '2024-06-01T10:00:00Z', value: 12.5, resolution: 900 }, { timestamp: '2024-06-01T10:15:00Z', value: 12.1, resolution: 900 }] },
       responses: { 204: { description: 'Stored' } },
       async handler(req: ApiRequest<{ resourceId: number }, unknown, ReferenceBody>) {
         const resource = await resources.getResource(pool, req.params.resourceId);

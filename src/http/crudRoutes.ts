@@ -15,6 +15,8 @@ export interface CrudSpec<T, I> {
   object: JsonSchema;
   /** Schema of the create/replace body. */
   input: JsonSchema;
+  /** A realistic create/replace body for the OpenAPI document. */
+  example: unknown;
   /** Schema of the create response when it differs (e.g. carries a one-time token). */
   created?: JsonSchema;
   list(page: { limit: number; offset: number }): Promise<T[]>;
@@ -47,6 +49,7 @@ export function crudRoutes<T, I>(spec: CrudSpec<T, I>): RouteDef[] {
       tags: [tag],
       auth,
       body: spec.input,
+      bodyExample: spec.example,
       responses: { 201: { description: `The created ${noun} with its id`, schema: spec.created ?? spec.object } },
       handler: async (req) => ({ status: 201, body: await spec.create(req.body as I, req) }),
     },
@@ -72,6 +75,7 @@ export function crudRoutes<T, I>(spec: CrudSpec<T, I>): RouteDef[] {
       auth,
       params: idParams('id'),
       body: spec.input,
+      bodyExample: spec.example,
       responses: { 200: { description: `The updated ${noun}`, schema: spec.object } },
       handler: async (req) => {
         const updated = await spec.update(req.params.id, req.body as I, req);

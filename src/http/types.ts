@@ -117,6 +117,8 @@ export interface RouteDef {
   body?: JsonSchema;
   /** Media type documented for a `raw` body (default application/json). */
   bodyMediaType?: string;
+  /** A realistic request body for the OpenAPI document (validated against `body` by a test). */
+  bodyExample?: unknown;
   /** Responses by status code. Errors are added to the OpenAPI document automatically. */
   responses: Readonly<Record<number, ResponseSpec>>;
   rateLimit?: RouteRateLimit;

@@ -33,6 +33,7 @@ export function meterRoutes(pool: Pool, store: TimeSeriesStore): RouteDef[] {
       auth: ADMIN,
       object: meterSchema,
       input: meterInput,
+      example: { externalId: 'MTR-000123', name: 'Substation Nord main meter', type: 1, longitude: '10.7522', latitude: '59.9139', organizationsIds: [1] },
       list: (page) => meters.listMeters(pool, page),
       get: (id) => meters.getMeter(pool, id),
       create: (input) => meters.createMeter(pool, input),
@@ -46,6 +47,19 @@ export function meterRoutes(pool: Pool, store: TimeSeriesStore): RouteDef[] {
       auth: ADMIN,
       object: registerSchema,
       input: registerInput,
+      example: {
+        externalId: 'import-kwh',
+        name: 'Active energy import',
+        type: 1,
+        measurementType: 1,
+        measurementPrefix: 3,
+        defaultResolution: 900,
+        updateFrequency: 3600,
+        meterId: 1,
+        timeZone: 'Europe/Oslo',
+        isVirtual: false,
+        virtualDefinition: null,
+      },
       list: (page) => meters.listRegisters(pool, page),
       get: (id) => meters.getRegister(pool, id),
       create: async (input) => {
@@ -85,6 +99,7 @@ export function meterRoutes(pool: Pool, store: TimeSeriesStore): RouteDef[] {
       auth: ADMIN,
       params: idParams('id'),
       body: eventDaysSchema,
+      bodyExample: { days: ['2024-01-15', '2024-01-16'] },
       responses: { 200: { description: 'The event days', schema: eventDaysSchema } },
       async handler(req: ApiRequest<{ id: number }, unknown, { days: string[] }>) {
         if (!(await meters.getRegister(pool, req.params.id))) throw notFound(`Register ${req.params.id}`);

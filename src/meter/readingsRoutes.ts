@@ -76,6 +76,22 @@ export function readingsRoutes(deps: ReadingsRouteDeps): RouteDef[] {
       auth: { permission: 'Meter.Organization.ReadWrite' },
       bodyKind: 'raw',
       body: postBody,
+      bodyExample: {
+        meters: [
+          {
+            id: 'MTR-000123',
+            registers: [
+              {
+                id: 'import-kwh',
+                values: [
+                  { timestamp: '2024-06-01T10:00:00Z', value: 1.25, resolution: 900 },
+                  { timestamp: '2024-06-01T10:15:00Z', value: 1.31, resolution: 900 },
+                ],
+              },
+            ],
+          },
+        ],
+      },
       rateLimit: { name: 'readings', windows: deps.rateLimit },
       responses: { 204: { description: 'Stored' } },
       async handler(req: ApiRequest) {

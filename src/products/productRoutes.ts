@@ -48,6 +48,17 @@ export function productRoutes(pool: Pool): RouteDef[] {
       tags: ordersTag,
       auth: write('Grid'),
       body: flexibilityOrderInput,
+      bodyExample: {
+        organizationId: 1,
+        marketZoneId: 1,
+        productType: 1,
+        start: '2024-06-01T16:00:00Z',
+        end: '2024-06-01T17:00:00Z',
+        expiresAt: '2024-06-01T15:00:00Z',
+        unitPrice: 0.85,
+        minQuantity: 10,
+        maxQuantity: 100,
+      },
       responses: { 201: { description: 'The order', schema: flexibilityOrderSchema } },
       handler: async (req: ApiRequest<unknown, unknown, orders.FlexibilityOrderInput>) => ({ status: 201, body: await orders.createFlexibilityOrder(pool, req.body, req.principal!.subject) }),
     },
@@ -73,6 +84,7 @@ export function productRoutes(pool: Pool): RouteDef[] {
       auth: write('Grid'),
       params: idParams('orderId'),
       body: acceptanceInput,
+      bodyExample: { organizationId: 2, resourceId: 7, quantity: 50 },
       responses: { 201: { description: 'The flexibility transaction', schema: flexibilityTransactionSchema } },
       async handler(req: ApiRequest<{ orderId: number }, unknown, orders.Acceptance>) {
         const id = await orders.acceptFlexibilityOrder(pool, req.params.orderId, req.body, req.principal!.subject);
@@ -87,6 +99,19 @@ export function productRoutes(pool: Pool): RouteDef[] {
       tags: ordersTag,
       auth: write('Grid'),
       body: availabilityOrderInput,
+      bodyExample: {
+        organizationId: 1,
+        marketZoneId: 1,
+        substationId: 3,
+        productType: 3,
+        start: '2024-07-01T00:00:00Z',
+        end: '2024-08-01T00:00:00Z',
+        expiresAt: '2024-06-20T12:00:00Z',
+        flexibilityOrdersExpireAt: '2024-07-31T23:00:00Z',
+        quantity: 200,
+        availabilityPrice: 12.5,
+        impact: 0.5,
+      },
       responses: { 201: { description: 'The order', schema: availabilityOrderSchema } },
       handler: async (req: ApiRequest<unknown, unknown, orders.AvailabilityOrderInput>) => ({ status: 201, body: await orders.createAvailabilityOrder(pool, req.body, req.principal!.subject) }),
     },
@@ -171,6 +196,7 @@ export function productRoutes(pool: Pool): RouteDef[] {
       auth: write('ResourceManagement'),
       params: idParams('resourceId'),
       body: offersInput,
+      bodyExample: { organizationId: 2, offers: [{ availabilityOrderId: 4, activationPrice: 0.9, maxQuantity: 100, minQuantity: 10 }] },
       responses: { 201: { description: 'The offers created', schema: arrayOf(availabilityOfferSchema) } },
       async handler(req: ApiRequest<{ resourceId: number }, unknown, { organizationId: number; offers: OfferInput[] }>) {
         return { status: 201, body: await writeOffers(pool, req.params.resourceId, req.body.organizationId, req.body.offers, req.principal!.subject, 'create') };
@@ -185,6 +211,7 @@ export function productRoutes(pool: Pool): RouteDef[] {
       auth: write('ResourceManagement'),
       params: idParams('resourceId'),
       body: offersInput,
+      bodyExample: { organizationId: 2, offers: [{ availabilityOrderId: 4, activationPrice: 0.9, maxQuantity: 100, minQuantity: 10 }] },
       responses: { 200: { description: 'The offers as changed', schema: arrayOf(availabilityOfferSchema) } },
       async handler(req: ApiRequest<{ resourceId: number }, unknown, { organizationId: number; offers: OfferInput[] }>) {
         return { status: 200, body: await writeOffers(pool, req.params.resourceId, req.body.organizationId, req.body.offers, req.principal!.subject, 'update') };

@@ -103,7 +103,7 @@ export const availabilityOrderSchema = objectSchema(
     start: dateTime,
     end: dateTime,
     productType: int,
-    clearingStatus: { ...int, description: codeSchema(CLEARING_STATUSES).description },
+    clearingStatus: codeSchema(CLEARING_STATUSES),
     marketId: int,
     organizationId: int,
     substationId: nInt,
@@ -143,7 +143,7 @@ export const availabilityOfferSchema = objectSchema(
     resourceId: int,
     availabilityOrderId: int,
     availabilityTransactionId: nInt,
-    clearingStatus: int,
+    clearingStatus: codeSchema(CLEARING_STATUSES),
   },
   ['createdBy', 'createdAt', 'expiresAt', 'impactValue', 'activationPrice', 'maxQuantity', 'minQuantity', 'organizationId', 'resourceId', 'availabilityOrderId', 'availabilityTransactionId', 'clearingStatus'],
   { title: 'AvailabilityOffer' },
@@ -160,7 +160,7 @@ export const acceptanceInput = objectSchema(
 );
 
 const validation = {
-  deliveryValidationStatus: { ...int, description: codeSchema(DELIVERY_VALIDATION_STATUSES).description },
+  deliveryValidationStatus: codeSchema(DELIVERY_VALIDATION_STATUSES),
   validatedAt: nDate,
   deliveryPercentage: nNum,
   deliveredQuantity: nNum,
@@ -237,7 +237,7 @@ export const substationImpactSchema = objectSchema(
     quantity: num,
     quantityAfterImpact: num,
     impact: num,
-    deliveryValidationStatus: int,
+    deliveryValidationStatus: codeSchema(DELIVERY_VALIDATION_STATUSES),
     deliveryPercentage: nNum,
     deliveredQuantity: nNum,
     referenceAdjustmentQuantity: nNum,

@@ -46,6 +46,7 @@ export function validationAdminRoutes(deps: ValidationDeps, retryMs: number): Ro
       tags: ['Admin: products'],
       auth: { globalAdmin: true },
       body: validateInput,
+      bodyExample: { flexibilityTransactionIds: [17, 18], start: '2024-06-01T00:00:00Z', end: '2024-06-02T00:00:00Z' },
       responses: { 200: { description: 'The transactions after validation', schema: validationResultSchema } },
       async handler(req: ApiRequest<unknown, unknown, Body>) {
         const b = req.body;

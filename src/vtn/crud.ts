@@ -20,6 +20,8 @@ export interface CollectionSpec<Q, B> {
   /** `program`, `event`, … for summaries and messages. */
   noun: string;
   schema: JsonSchema;
+  /** A realistic create/replace body for the OpenAPI document. */
+  example: unknown;
   query: JsonSchema;
   readScopes: readonly string[];
   writeScopes: readonly string[];
@@ -80,6 +82,7 @@ export function collectionRoutes<Q, B>(spec: CollectionSpec<Q, B>): RouteDef[] {
       description: spec.notes?.create,
       auth: write,
       body: spec.schema,
+      bodyExample: spec.example,
       responses: { 201: { description: `The created ${spec.noun}`, schema: spec.schema } },
       handler: async (req: ApiRequest<Params, unknown, B>) => jsonReply(201, await spec.create(vtnCaller(req.principal), req.body, req.params)),
     },
@@ -106,6 +109,7 @@ export function collectionRoutes<Q, B>(spec: CollectionSpec<Q, B>): RouteDef[] {
       description: spec.notes?.update,
       auth: write,
       body: spec.schema,
+      bodyExample: spec.example,
       responses: { 200: { description: `The updated ${spec.noun}`, schema: spec.schema } },
       handler: async (req: ApiRequest<Params, unknown, B>) => found(200, req, await spec.update(vtnCaller(req.principal), req.params[spec.idParam]!, req.body, req.params)),
     },

@@ -13,6 +13,18 @@ export function eventRoutes(deps: VtnDeps): RouteDef[] {
     idParam: 'eventID',
     noun: 'event',
     schema: eventSchema,
+    example: {
+      programID: 'program-1',
+      eventName: 'Evening peak',
+      priority: 0,
+      targets: [{ type: 'GROUP', values: ['north'] }],
+      payloadDescriptors: [{ objectType: 'EVENT_PAYLOAD_DESCRIPTOR', payloadType: 'PRICE', units: 'KWH', currency: 'NOK' }],
+      intervalPeriod: { start: '2024-06-15T16:00:00Z', duration: 'PT1H' },
+      intervals: [
+        { id: 0, payloads: [{ type: 'PRICE', values: [1.25] }] },
+        { id: 1, payloads: [{ type: 'PRICE', values: [1.6] }] },
+      ],
+    },
     query: querySchema({ programID: { ...objectId, description: 'Keep events of this program.' }, ...targetQuery, ...pageQuery, ...windowQuery }),
     readScopes: SCOPES.readEvents,
     writeScopes: SCOPES.writeEvents,

@@ -13,6 +13,19 @@ export function reportRoutes(deps: VtnDeps): RouteDef[] {
     idParam: 'reportID',
     noun: 'report',
     schema: reportSchema,
+    example: {
+      programID: 'program-1',
+      eventID: 'event-1',
+      clientName: 'ven-north-17',
+      reportName: 'Evening peak usage',
+      resources: [
+        {
+          resourceName: 'battery-1',
+          intervalPeriod: { start: '2024-06-15T16:00:00Z', duration: 'PT1H' },
+          intervals: [{ id: 0, payloads: [{ type: 'USAGE', values: [3.2] }] }],
+        },
+      ],
+    },
     query: querySchema({
       programID: { ...objectId, description: 'Keep reports of this program.' },
       eventID: { ...objectId, description: 'Keep reports of this event.' },

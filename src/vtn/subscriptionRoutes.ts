@@ -21,6 +21,12 @@ export function subscriptionRoutes(deps: VtnDeps): RouteDef[] {
     idParam: 'subscriptionID',
     noun: 'subscription',
     schema: subscriptionSchema,
+    example: {
+      clientName: 'ven-north-17',
+      programID: 'program-1',
+      objectOperations: [{ objects: ['EVENT'], operations: ['POST', 'PUT', 'DELETE'], callbackUrl: 'https://ven.example.com/openadr/notifications', bearerToken: 'token-the-ven-checks' }],
+      targets: [{ type: 'GROUP', values: ['north'] }],
+    },
     query: querySchema({
       programID: { ...objectId, description: 'Keep subscriptions of this program.' },
       clientName: { ...name128, description: 'Keep subscriptions with this clientName.' },

@@ -10,6 +10,7 @@ import { MIGRATIONS } from '../../src/app.ts';
 import { createPool } from '../../src/store/database.ts';
 import { startEmbeddedPostgres, type RunningPostgres } from '../../src/store/embeddedPostgres.ts';
 import { migrate } from '../../src/store/migrate.ts';
+import { ensureConsoleBuilt } from './consoleBuild.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -24,6 +25,7 @@ let running: RunningPostgres | undefined;
 let dataDir: string | undefined;
 
 export async function setup(project: TestProject): Promise<void> {
+  ensureConsoleBuilt();
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'flex-test-pg-'));
   fs.chmodSync(dataDir, 0o755);
   const log = pino({ level: 'warn' });
