@@ -27,7 +27,7 @@ const PAGE_HEADERS = {
 };
 
 const LANDING_PAGE = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Flex</title></head>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Flex</title><link rel="icon" href="data:,"></head>
 <body style="font-family: system-ui, sans-serif; max-width: 40rem; margin: 3rem auto; padding: 0 1rem">
 <h1>Flex</h1>
 <p>An energy-flexibility platform: meter data, flexibility products, an OpenADR-style VTN.</p>

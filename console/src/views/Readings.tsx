@@ -85,7 +85,8 @@ export function Readings({ session, params }: { session: Session; params: URLSea
 
   const registers = meters.value?.registers ?? [];
   const byId = useMemo(() => new Map(registers.map((r) => [r.id, r])), [registers]);
-  const loaded = readings.value;
+  // Drawn once the registers are known too, so the chart is built once with its final labels.
+  const loaded = meters.value ? readings.value : undefined;
   const series: SeriesStyle[] = useMemo(
     () =>
       (loaded?.registerIds ?? []).map((id, i) => {
