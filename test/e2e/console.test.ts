@@ -8,7 +8,7 @@ import { launchChromium, NO_CHROMIUM, pixelStats } from '../support/browser.ts';
 import { readingsUrl } from '../support/meterFixtures.ts';
 import { expectStatus, startReceiver, waitFor, type Receiver } from '../support/vtn.ts';
 import { startTestApp, type TestApp } from '../support/testApp.ts';
-import { buildWorld, DAY1, DAY2, MISSING_AT, type ConsoleWorld } from './consoleFixture.ts';
+import { buildMarket, buildWorld, DAY1, DAY2, MISSING_AT, type ConsoleWorld } from './consoleFixture.ts';
 
 let t: TestApp;
 let world: ConsoleWorld;
@@ -276,13 +276,23 @@ describe.skipIf(NO_CHROMIUM !== undefined)('the console in Chromium', { timeout:
     expect(receiver.received.at(-1)!.status).toBe(200);
   });
 
-  it('shows the market view', async () => {
+  it('shows the market: orders, transactions with their validation status, settlement, substation impact', async () => {
+    const market = await buildMarket(t.api, t.adminToken);
     const page = await newPage();
-    await signInWithPat(page, world.adminPat);
-    await page.goto(`${t.url}/console#/market?org=${world.organizationId}`);
-    await page.getByTestId('orders').waitFor();
-    await page.getByTestId('transactions').waitFor();
+    await signInWithClient(page, market.operator.clientId, market.operator.clientSecret);
+    await page.getByTestId('identity').waitFor();
+    await page.goto(`${t.url}/console#/market`);
+    await page.locator(`[data-testid=orders] [data-order-id="${market.orderId}"]`).waitFor();
+    const transaction = page.locator(`[data-testid=transactions] [data-transaction-id="${market.transactionId}"]`);
+    await transaction.waitFor();
+    expect(await transaction.getAttribute('data-validation')).toBe('1');
+    expect(await transaction.textContent()).toContain('Pending');
     await page.getByTestId('settlement').waitFor();
+    await page.getByTestId('substation-impact').locator('input').fill(String(market.substationId));
+    const impact = page.getByTestId('substation-impact').locator('tbody tr').first();
+    await impact.waitFor();
+    expect(await impact.textContent()).toContain(`#${market.transactionId}`);
+    expect(await impact.locator('td').nth(4).textContent()).toBe('3.2'); // 4 kWh × impact 0.8
     expect(await page.locator('.error').count()).toBe(0);
     await expectNotBlank(page, 'market');
   });

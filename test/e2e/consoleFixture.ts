@@ -46,3 +46,40 @@ export async function buildWorld(api: Api, admin: string): Promise<ConsoleWorld>
   if (posted.status !== 204) throw new Error(`post readings: ${posted.status} ${posted.text}`);
   return { organizationId, adminPat: user.body.token, reader, outsider, meter, registerA, registerB, virtualSum };
 }
+
+export interface MarketWorld {
+  operator: OrgClient;
+  provider: OrgClient;
+  substationId: number;
+  orderId: number;
+  transactionId: number;
+}
+
+const HOUR = 3_600_000;
+/** On the quarter-hour grid, `hours` after the next full hour. */
+const at = (hours: number) => new Date(Math.ceil(Date.now() / HOUR) * HOUR + hours * HOUR).toISOString();
+
+/** A zone with a grid operator and a provider, a provider resource behind a substation, a
+ * flexibility order of the operator and the provider's acceptance (a transaction awaiting
+ * delivery validation). */
+export async function buildMarket(api: Api, admin: string): Promise<MarketWorld> {
+  const permissions = ['Order.Organization.ReadWrite', 'Organization.Organization.Read'];
+  const features = ['Grid', 'ResourceManagement', 'DecisionSupport', 'Settlements'];
+  const operator = await createOrgClient(api, admin, { features, permissions });
+  const provider = await createOrgClient(api, admin, { features, permissions });
+  const expect201 = async (path: string, body: unknown, token: string) => {
+    const res = await api.post(path, body, token);
+    if (res.status !== 201) throw new Error(`POST ${path}: ${res.status} ${res.text}`);
+    return res.body;
+  };
+  const zone = await expect201('/api/admin/zones', { name: 'Console zone', timeResolution: 1, orderQuantityResolution: 0.5, organizationIds: [operator.organizationId, provider.organizationId] }, admin);
+  const resource = await expect201('/api/admin/resources', { organizationId: provider.organizationId, name: 'Battery park', type: 3, regulationType: 3, maxQuantity: 100, marketZoneId: zone.id }, admin);
+  const substation = await expect201('/api/admin/substations', { organizationId: operator.organizationId, marketZoneId: zone.id, name: 'Nord', impacts: [{ resourceId: resource.id, factor: 0.8 }] }, admin);
+  const order = await expect201(
+    '/api/product/order/flexibility',
+    { organizationId: operator.organizationId, marketZoneId: zone.id, productType: 1, start: at(4), end: at(5), expiresAt: at(3), unitPrice: 1.25, minQuantity: 1, maxQuantity: 10 },
+    operator.token,
+  );
+  const transaction = await expect201(`/api/product/order/flexibility/${order.id}/acceptance`, { organizationId: provider.organizationId, resourceId: resource.id, quantity: 4 }, provider.token);
+  return { operator, provider, substationId: substation.id, orderId: order.id, transactionId: transaction.id };
+}

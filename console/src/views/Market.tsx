@@ -137,7 +137,7 @@ function SubstationImpact({ session, org, start, end }: { session: Session; org:
             ))}
           </select>
         ) : (
-          <input type="number" min={1} placeholder="substation id" value={substation} onChange={(e) => setSubstation((e.currentTarget as HTMLInputElement).value)} />
+          <input type="number" min={1} placeholder="substation id" value={substation} onInput={(e) => setSubstation((e.currentTarget as HTMLInputElement).value)} />
         )}
       </label>
       <Loading when={impact.loading} />
