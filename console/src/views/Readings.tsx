@@ -27,7 +27,27 @@ export const RESOLUTIONS = [
 ] as const;
 
 export function useMeters(org: number | undefined) {
-  return useAsync(org === undefined ? undefined : () => call<{ meters: Meter[]; registers: Register[] }>('/api/meter', { query: { organizationId: org } }), [org]);
+  return useAsync(
+    org === undefined
+      ? undefined
+      : async () => {
+          const list = await call<{ meters: Meter[]; registers: Register[] }>('/api/meter', { query: { organizationId: org } });
+          performance.clearMarks(METERS_MARK);
+          performance.mark(METERS_MARK);
+          return list;
+        },
+    [org],
+  );
+}
+
+const READINGS_MARK = 'flex:readings-response';
+const METERS_MARK = 'flex:meters-response';
+
+/** The chart is drawn once both the readings and the registers are in: its draw time counts from
+ * the later of the two responses. */
+function lastResponseMark(): string {
+  const at = (name: string) => performance.getEntriesByName(name).at(-1)?.startTime ?? -1;
+  return at(METERS_MARK) > at(READINGS_MARK) ? METERS_MARK : READINGS_MARK;
 }
 
 export function selectedIds(params: URLSearchParams): number[] {
@@ -48,8 +68,8 @@ async function loadReadings(org: number, ids: number[], start: string, end: stri
   const text = await callText(average ? '/api/readings/average/hourly' : '/api/readings', {
     query: { organizationId: org, registerId: ids, start, end, ...(average ? {} : { resolution }) },
   });
-  performance.clearMarks('flex:readings-response');
-  performance.mark('flex:readings-response');
+  performance.clearMarks(READINGS_MARK);
+  performance.mark(READINGS_MARK);
   const body = JSON.parse(text) as RegisterReadings[];
   const byId = new Map(body.map((r) => [r.registerId, r.readings]));
   return { aligned: alignReadings(ids.map((id) => byId.get(id) ?? [])), registerIds: ids };
@@ -155,7 +175,7 @@ export function Readings({ session, params }: { session: Session; params: URLSea
           </div>
           {loaded.aligned.x.length === 0 ? <p class="notice" data-testid="no-readings">No readings in this period for the chosen registers.</p> : null}
           <div hidden={mode !== 'chart'}>
-            <TimeSeriesChart aligned={loaded.aligned} series={series} responseMark="flex:readings-response" onView={(w) => setView({ of: loaded, window: w })} />
+            <TimeSeriesChart aligned={loaded.aligned} series={series} responseMark={lastResponseMark()} onView={(w) => setView({ of: loaded, window: w })} />
           </div>
           {mode === 'table' ? (
             <DataTable
