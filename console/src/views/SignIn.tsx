@@ -56,7 +56,7 @@ export function SignIn({ reason }: { reason: string | undefined }) {
             </label>
             <label>
               Audience
-              <input name="audience" required value="flex-api" data-testid="audience" />
+              <input name="audience" required defaultValue="flex-api" data-testid="audience" />
             </label>
           </>
         )}
