@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { classifyPgError } from '../../src/store/database.ts';
 import { createOrgClient } from '../support/fixtures.ts';
+import { DATABASE_WORDS } from '../support/problems.ts';
 import { startTestApp, type TestApp } from '../support/testApp.ts';
 
 let t: TestApp;
@@ -13,8 +14,6 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
-/** Words that only the database would use. */
-export const DATABASE_WORDS = /relation|constraint|table "|column "|violates|SQLSTATE|syntax for type|Key \(|unsupported Unicode|byte sequence|pg_|duplicate key|\bjsonb?\b|null value in/i;
 
 describe('error details', () => {
   it('say in our words that a role is still used', async () => {

@@ -18,7 +18,7 @@ function lastAddress([network, bits]: [ipaddr.IPv4 | ipaddr.IPv6, number]): stri
 describe('special-purpose addresses', () => {
   it('refuses every range ipaddr.js classifies as special, at both ends', () => {
     for (const kind of [ipaddr.IPv4, ipaddr.IPv6]) {
-      for (const [name, ranges] of Object.entries(kind.prototype.SpecialRanges as Record<string, unknown>)) {
+      for (const [name, ranges] of Object.entries((kind.prototype as unknown as { SpecialRanges: Record<string, unknown> }).SpecialRanges)) {
         const list = (Array.isArray((ranges as unknown[])[0]) ? ranges : [ranges]) as [ipaddr.IPv4 | ipaddr.IPv6, number][];
         for (const range of list) {
           for (const address of [range[0].toString(), lastAddress(range)]) {
