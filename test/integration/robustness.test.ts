@@ -147,7 +147,7 @@ function requestsFor({ method, path, op }: Operation): fc.Arbitrary<Generated> {
   const content = op.requestBody?.content as Record<string, { schema: Record<string, any> }> | undefined;
   const mediaType = content ? Object.keys(content)[0]! : undefined;
   const schema = mediaType ? content![mediaType]!.schema : undefined;
-  const encode = (value: unknown) => (mediaType === 'application/x-www-form-urlencoded' && value && typeof value === 'object' ? new URLSearchParams(Object.entries(value).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)])).toString() : JSON.stringify(value));
+  const encode = (value: unknown) => (mediaType === 'application/x-www-form-urlencoded' && value && typeof value === 'object' ? new URLSearchParams(Object.entries(value).map(([k, v]): [string, string] => [k, typeof v === 'string' ? v : JSON.stringify(v)])).toString() : JSON.stringify(value));
   const bodyArb: fc.Arbitrary<{ body: string | undefined; contentType: string | undefined }> = schema
     ? fc.oneof(
         { weight: 4, arbitrary: valueFor(schema, doc, local).map((v) => ({ body: encode(v), contentType: mediaType })) },
@@ -206,7 +206,7 @@ describe('fuzzing every route of the OpenAPI document', () => {
       const report = await details;
       if (report.failed) {
         const error = report.errorInstance instanceof Error ? report.errorInstance.message : String(report.errorInstance);
-        throw new Error(`${operation.method} ${operation.path}: ${error}\n${fc.defaultReportMessage(report).slice(0, 2000)}\nReplay: FUZZ_SEED=${SEED} FUZZ_RUNS_PER_ROUTE=${RUNS_PER_ROUTE} (route seed ${seed})`);
+        throw new Error(`${operation.method} ${operation.path}: ${error}\n${(fc.defaultReportMessage(report) ?? '').slice(0, 2000)}\nReplay: FUZZ_SEED=${SEED} FUZZ_RUNS_PER_ROUTE=${RUNS_PER_ROUTE} (route seed ${seed})`);
       }
     }
     expect(sent).toBeGreaterThanOrEqual(ops.length);
