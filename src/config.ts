@@ -2,6 +2,7 @@
 // else. A bad value stops the start with a message naming every problem. The README's
 // configuration table is generated from CONFIG_DOCS (test/unit/docs.test.ts keeps them equal).
 import { availableParallelism } from 'node:os';
+import { PAT_FORMAT, PAT_FORMAT_TEXT } from './auth/secrets.ts';
 export interface Config {
   host: string;
   port: number;
@@ -67,7 +68,7 @@ export const CONFIG_DOCS: ConfigDoc[] = [
   { name: 'DATABASE_URL', default: '(unset)', description: 'PostgreSQL connection string; when set, no embedded server is started.' },
   { name: 'EMBEDDED_PG_PORT', default: '0', description: 'Port of the embedded PostgreSQL (0 = a free port on 127.0.0.1).' },
   { name: 'DB_POOL_MAX', default: '20', description: 'Maximum database connections of this instance.' },
-  { name: 'ADMIN_TOKEN', default: '(generated)', description: 'Personal access token of the bootstrap global administrator. When unset one is generated on first start, written to DATA_DIR/admin-token (mode 0600) and printed once.' },
+  { name: 'ADMIN_TOKEN', default: '(generated)', description: 'Personal access token of the bootstrap global administrator: `flex_pat_` and at least 32 characters of A-Z, a-z, 0-9, _ or - (anything else stops the start). When unset one is generated on first start, written to DATA_DIR/admin-token (mode 0600) and printed once.' },
   { name: 'JWT_SECRET', default: '(generated, stored in the database)', description: 'HS256 signing secret for access tokens, at least 32 characters. When unset a random key is created once and kept in the database, so every instance shares it.' },
   { name: 'TOKEN_ISSUER', default: 'flex', description: 'The `iss` claim of access tokens.' },
   { name: 'TOKEN_AUDIENCES', default: 'flex-api', description: 'Comma-separated audiences accepted by POST /oauth/token (`audience` parameter).' },
@@ -164,7 +165,9 @@ export function loadConfig(env: Env = process.env): Config {
   const jwtSecret = r.raw('JWT_SECRET');
   if (jwtSecret !== undefined && jwtSecret.length < 32) r.problems.push('JWT_SECRET must be at least 32 characters');
   const adminToken = r.raw('ADMIN_TOKEN');
-  if (adminToken !== undefined && adminToken.length < 32) r.problems.push('ADMIN_TOKEN must be at least 32 characters');
+  if (adminToken !== undefined && !PAT_FORMAT.test(adminToken)) {
+    r.problems.push(`ADMIN_TOKEN must be a personal access token: ${PAT_FORMAT_TEXT}; any other token would never authenticate`);
+  }
   const audiences = r.string('TOKEN_AUDIENCES', 'flex-api').split(',').map((a) => a.trim()).filter(Boolean);
   if (audiences.length === 0) r.problems.push('TOKEN_AUDIENCES must name at least one audience');
   const config: Config = {

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { withTransaction, type Pool } from '../store/database.ts';
-import { generatePersonalAccessToken, hashPersonalAccessToken, hintOf } from './secrets.ts';
+import { generatePersonalAccessToken, hashPersonalAccessToken, hintOf, PAT_FORMAT, PAT_FORMAT_TEXT } from './secrets.ts';
 
 const BOOTSTRAP_LOCK = 727_274_002;
 
@@ -16,10 +16,15 @@ export interface AdminTokenInfo {
   generated: string | undefined;
 }
 
+/** The token kept in DATA_DIR/admin-token. One edited into something the authenticator would
+ * never accept stops the start (rather than being installed and then refused on every request). */
 function tokenFromFile(file: string): string | undefined {
   if (!fs.existsSync(file)) return undefined;
   const token = fs.readFileSync(file, 'utf8').trim();
-  return token.length >= 32 ? token : undefined;
+  if (!PAT_FORMAT.test(token)) {
+    throw new Error(`${file} must hold a personal access token: ${PAT_FORMAT_TEXT}. Fix it, or delete the file to have a new token generated`);
+  }
+  return token;
 }
 
 export async function ensureBootstrapAdmin(pool: Pool, configured: string | undefined, dataDir: string, log: Logger): Promise<AdminTokenInfo> {

@@ -17,7 +17,7 @@ import {
   type RateLimitStore,
 } from './rateLimit.ts';
 import type { ApiReply, ApiRequest, HttpMethod, Principal, RateLimitWindow, RouteDef } from './types.ts';
-import { compile, createValidators, toFieldErrors, type Validators } from './validation.ts';
+import { compile, createValidators, toFieldErrors, unstorableTextErrors, type Validators } from './validation.ts';
 
 export interface RequestHead {
   method: HttpMethod;
@@ -231,6 +231,7 @@ export class Router {
         throw new HttpError('malformed_request', `Path parameter ${name} has an invalid percent-encoding`);
       }
     });
+    refuseUnstorableText(params, 'path', 'Invalid path parameters');
     if (route.validateParams && !route.validateParams(params)) {
       throw new HttpError('validation_failed', 'Invalid path parameters', { errors: toFieldErrors(route.validateParams.errors, 'path') });
     }
@@ -239,6 +240,7 @@ export class Router {
 
   private parseQueryFor(route: CompiledRoute, rawQuery: string): Record<string, unknown> {
     const query: Record<string, unknown> = parseQuery(rawQuery, route.arrayQueryKeys);
+    refuseUnstorableText(query, 'query', 'Invalid query parameters');
     if (route.validateQuery && !route.validateQuery(query)) {
       throw new HttpError('validation_failed', 'Invalid query parameters', { errors: toFieldErrors(route.validateQuery.errors, 'query') });
     }
@@ -261,6 +263,7 @@ export class Router {
     } catch (err) {
       throw new HttpError('malformed_json', `The request body is not valid JSON: ${(err as Error).message}`);
     }
+    refuseUnstorableText(value, '', 'Invalid request body');
     if (route.validateBody && !route.validateBody(value)) {
       throw new HttpError('validation_failed', 'Invalid request body', { errors: toFieldErrors(route.validateBody.errors, '') });
     }
@@ -280,11 +283,19 @@ export class Router {
       }
       form[key] = value;
     }
+    refuseUnstorableText(form, '', 'Invalid form parameters');
     if (route.validateBody && !route.validateBody(form)) {
       throw new HttpError('validation_failed', 'Invalid form parameters', { errors: toFieldErrors(route.validateBody.errors, '') });
     }
     return form;
   }
+}
+
+/** Text PostgreSQL cannot store (U+0000, unpaired surrogates) is refused here, once for every
+ * route and every part of a request, before validation and before any handler sees it. */
+function refuseUnstorableText(value: unknown, prefix: string, detail: string): void {
+  const errors = unstorableTextErrors(value, prefix);
+  if (errors.length > 0) throw new HttpError('validation_failed', detail, { errors });
 }
 
 /** What handlers receive. A class, so every request object has the same shape and the lazy

@@ -2,6 +2,7 @@
 // path and query parameters arrive as strings and are coerced by their schemas.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
+import { isStorableText, UNSTORABLE_TEXT } from '../../workers/storableText.ts';
 import type { FieldError } from './errors.ts';
 import type { JsonSchema } from './types.ts';
 
@@ -26,7 +27,7 @@ function newAjv(coerce: boolean): Ajv {
     type: 'string',
     validate: (s: string) => parseUtcTimestamp(s) !== undefined,
   });
-  ajv.addFormat('iso-duration', { type: 'string', validate: (s: string) => ISO_DURATION.test(s) && s !== 'P' && !s.endsWith('T') });
+  ajv.addFormat('iso-duration', { type: 'string', validate: (s: string) => ISO_DURATION.test(s) });
   return ajv;
 }
 
@@ -43,7 +44,11 @@ export function parseUtcTimestamp(s: string): number | undefined {
   if (new Date(ms).getUTCDate() !== day) return undefined;
   return ms;
 }
-export const ISO_DURATION = /^-?P(?:\d+(?:\.\d+)?Y)?(?:\d+(?:\.\d+)?M)?(?:\d+(?:\.\d+)?W)?(?:\d+(?:\.\d+)?D)?(?:T(?:\d+(?:\.\d+)?H)?(?:\d+(?:\.\d+)?M)?(?:\d+(?:\.\d+)?S)?)?$/;
+/** ISO 8601 durations as OpenADR 3.0.1 writes them (its `duration` pattern): whole numbers of
+ * years, months, weeks or days (weeks and days not both), hours and minutes, a fraction only on
+ * seconds, an optional leading minus. Slightly stricter than 3.0.1: a `T` must be followed by a
+ * number (`P1DT` is refused). `PT1.5H`, `P1W2D`, `P0.5D` are refused (issue 9). */
+export const ISO_DURATION = /^-?P(?=\d|T\d)(?:\d+Y)?(?:\d+M)?(?:\d+[DW])?(?:T(?=\d)(?:\d+H)?(?:\d+M)?(?:\d+(?:\.\d+)?S)?)?$/;
 
 export interface Validators {
   body: Ajv;
@@ -116,8 +121,54 @@ function formatMessage(format: string): string {
     case 'date-time':
       return 'must be an ISO 8601 date-time';
     case 'iso-duration':
-      return 'must be an ISO 8601 duration such as PT1H';
+      return 'must be an ISO 8601 duration such as PT1H (whole numbers, a fraction only on seconds, weeks or days but not both)';
+    case 'uri':
+      return 'must be an absolute URI (RFC 3986; spaces must be percent-encoded)';
     default:
       return `must match format "${format}"`;
   }
+}
+
+interface Frame {
+  value: unknown;
+  parent: Frame | undefined;
+  /** Property name or array index under the parent. */
+  key: string | number | undefined;
+}
+
+function framePath(frame: Frame, prefix: string): string {
+  const keys: (string | number)[] = [];
+  for (let f: Frame | undefined = frame; f && f.key !== undefined; f = f.parent) keys.push(f.key);
+  let out = prefix;
+  for (const key of keys.reverse()) {
+    if (typeof key === 'number') out += `[${key}]`;
+    else out += out === '' ? key : `.${key}`;
+  }
+  return out === '' ? '(body)' : out;
+}
+
+/** Every string (values and property names) of a parsed request part that PostgreSQL could not
+ * store (workers/storableText.ts), as field errors: the same check at one depth for path
+ * parameters, query parameters and bodies, on every route. Iterative, so a deeply nested body
+ * cannot exhaust the stack; paths are built only for offenders. */
+export function unstorableTextErrors(value: unknown, prefix: string): FieldError[] {
+  const errors: FieldError[] = [];
+  const stack: Frame[] = [{ value, parent: undefined, key: undefined }];
+  while (stack.length > 0 && errors.length < MAX_LISTED_ERRORS) {
+    const frame = stack.pop()!;
+    const v = frame.value;
+    if (typeof v === 'string') {
+      if (!isStorableText(v)) errors.push({ path: framePath(frame, prefix), message: UNSTORABLE_TEXT });
+    } else if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i -= 1) stack.push({ value: v[i], parent: frame, key: i });
+    } else if (v !== null && typeof v === 'object') {
+      const keys = Object.keys(v);
+      for (let i = keys.length - 1; i >= 0; i -= 1) {
+        const key = keys[i]!;
+        if (!isStorableText(key)) errors.push({ path: framePath(frame, prefix), message: `has a property name that ${UNSTORABLE_TEXT}` });
+        else stack.push({ value: (v as Record<string, unknown>)[key], parent: frame, key });
+      }
+    }
+  }
+  return errors.slice(0, MAX_LISTED_ERRORS);
 }

@@ -13,7 +13,7 @@ import type { Logger } from 'pino';
 import { ClearingStatus } from '../codes.ts';
 import { HttpError, notFound } from '../http/errors.ts';
 import { withTransaction, type Pool, type PoolClient } from '../store/database.ts';
-import { fromScaled, toScaled } from './decimal.ts';
+import { decimal, decimalText } from './decimal.ts';
 
 interface Offer {
   id: number;
@@ -36,11 +36,12 @@ export async function clearOrder(tx: PoolClient, orderId: number): Promise<Clear
      ORDER BY activation_price ASC, impact_value DESC NULLS LAST, created_at ASC, id ASC FOR UPDATE`,
     [orderId],
   );
-  let needed = toScaled(order.quantity);
+  let needed = decimal(order.quantity);
   let accepted = 0;
   for (const offer of offers) {
-    const take = toScaled(offer.max_quantity) < needed ? toScaled(offer.max_quantity) : needed;
-    if (take <= 0n || take < toScaled(offer.min_quantity)) {
+    const max = decimal(offer.max_quantity);
+    const take = max.lt(needed) ? max : needed;
+    if (take.lte(0) || take.lt(decimal(offer.min_quantity))) {
       await tx.query(`UPDATE availability_offers SET clearing_status = ${ClearingStatus.Rejected}, updated_at = now() WHERE id = $1`, [offer.id]);
       continue;
     }
@@ -50,13 +51,13 @@ export async function clearOrder(tx: PoolClient, orderId: number): Promise<Clear
        SELECT o.id, f.organization_id, o.organization_id, f.created_by, o.created_by, f.resource_id, o.market_id, o.substation_id, o.product_type, o.start, o."end",
          $2::numeric, o.availability_price, f.activation_price, f.impact_value
        FROM availability_orders o JOIN availability_offers f ON f.id = $1 WHERE o.id = f.availability_order_id RETURNING id`,
-      [offer.id, fromScaled(take)],
+      [offer.id, decimalText(take)],
     );
     await tx.query(`UPDATE availability_offers SET clearing_status = ${ClearingStatus.Accepted}, availability_transaction_id = $2, updated_at = now() WHERE id = $1`, [offer.id, rows[0]!.id]);
-    needed -= take;
+    needed = needed.minus(take);
     accepted += 1;
   }
-  const status = accepted === 0 ? ClearingStatus.NotCleared : needed === 0n ? ClearingStatus.Cleared : ClearingStatus.PartiallyCleared;
+  const status = accepted === 0 ? ClearingStatus.NotCleared : needed.eq(0) ? ClearingStatus.Cleared : ClearingStatus.PartiallyCleared;
   await tx.query('UPDATE availability_orders SET clearing_status = $2, cleared_at = now() WHERE id = $1', [orderId, status]);
   return status;
 }

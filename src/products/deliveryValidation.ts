@@ -2,11 +2,12 @@
 // the figures of a transaction. Pure functions over readings already loaded; the job that
 // claims transactions, loads readings and stores the figures is validationJob.ts.
 //
-// Arithmetic is exact: reading values (binary doubles in the time-series store) enter through
-// their shortest round-trip decimal text (0.1 is one tenth), sums are BigInt units of 10^-12 kWh,
-// stored quantities are rounded to 6 decimals and percentages to 2, half away from zero.
+// Arithmetic is exact (decimal.ts): reading values (binary doubles in the time-series store)
+// enter through their shortest round-trip decimal text (0.1 is one tenth) rounded to 12 decimals
+// of kWh, sums are exact, stored quantities are rounded to 6 decimals and percentages to 2, half
+// away from zero; transaction quantities are used as stored, never rounded.
 import { DeliveryValidationStatus, MeasurementType } from '../codes.ts';
-import { divRound, formatDecimal, parseDecimal, rescale } from './decimal.ts';
+import { decimal, decimalText, divideTo, roundTo, type Decimal } from './decimal.ts';
 import { isUpward } from './rules.ts';
 
 /** Fraction digits of the internal sums (kWh). */
@@ -47,8 +48,8 @@ export function unmeasurableReason(register: MeasuredRegister, start: number, en
 }
 
 export interface Energy {
-  /** kWh in units of 10^-WORK_DIGITS. */
-  units: bigint;
+  /** kWh, with at most WORK_DIGITS fraction digits. */
+  units: Decimal;
   /** Latest updatedAt of the intervals used (NaN when unknown). */
   updatedAt: number;
 }
@@ -62,7 +63,7 @@ export interface Energy {
 export function energyOver(register: MeasuredRegister, data: Intervals, start: number, end: number): Energy | undefined {
   const power = register.measurementType === MeasurementType.ActivePower;
   let cursor = start;
-  let sum = 0n;
+  let sum = decimal(0);
   let updatedAt = NaN;
   for (let i = 0; i < data.timestamps.length; i += 1) {
     const t = data.timestamps[i]!;
@@ -70,8 +71,8 @@ export function energyOver(register: MeasuredRegister, data: Intervals, start: n
     const v = data.values[i]!;
     if (t < start || t >= end) continue;
     if (t !== cursor || e > end || Number.isNaN(v)) return undefined;
-    const value = parseDecimal(v, WORK_DIGITS);
-    sum += power ? value * BigInt(Math.round((e - t) / 1000)) : value;
+    const value = roundTo(decimal(v), WORK_DIGITS);
+    sum = sum.plus(power ? value.times(Math.round((e - t) / 1000)) : value);
     cursor = e;
     const u = data.updatedAt[i]!;
     if (!(u <= updatedAt)) updatedAt = u;
@@ -79,8 +80,8 @@ export function energyOver(register: MeasuredRegister, data: Intervals, start: n
   if (cursor !== end) return undefined;
   // value × 10^prefix base units (Wh or W); kilo = 10^3. Power × seconds / 3600 = energy.
   const exponent = register.measurementPrefix - 3;
-  let kwh = exponent >= 0 ? sum * 10n ** BigInt(exponent) : divRound(sum, 10n ** BigInt(-exponent));
-  if (power) kwh = divRound(kwh, 3600n);
+  let kwh = roundTo(sum.times(decimal(`1e${exponent}`)), WORK_DIGITS);
+  if (power) kwh = divideTo(kwh, 3600, WORK_DIGITS);
   return { units: kwh, updatedAt };
 }
 
@@ -97,26 +98,26 @@ export interface OtherTransaction {
  * overlap), counted positive when in the same direction and negative when opposite. It already
  * moved the actual consumption, so it is not this transaction's delivery.
  */
-export function referenceAdjustment(upward: boolean, start: number, end: number, earlier: readonly OtherTransaction[]): bigint {
-  let total = 0n;
+export function referenceAdjustment(upward: boolean, start: number, end: number, earlier: readonly OtherTransaction[]): Decimal {
+  let total = decimal(0);
   for (const other of earlier) {
     const overlap = Math.min(end, other.end) - Math.max(start, other.start);
     if (overlap <= 0) continue;
-    const share = divRound(parseDecimal(other.quantity, WORK_DIGITS) * BigInt(overlap), BigInt(other.end - other.start));
-    total += isUpward(other.productType) === upward ? share : -share;
+    const share = divideTo(decimal(other.quantity).times(overlap), other.end - other.start, WORK_DIGITS);
+    total = isUpward(other.productType) === upward ? total.plus(share) : total.minus(share);
   }
   return total;
 }
 
-/** Delivery percentage (units of 0.01 %) of `delivered` against `expected`, both at STORED_DIGITS. */
-export function percentageOf(delivered: bigint, expected: bigint): bigint {
-  return divRound(delivered * 10_000n, expected);
+/** Delivery percentage of `delivered` against `expected`, rounded to 2 decimals. */
+export function percentageOf(delivered: Decimal, expected: Decimal): Decimal {
+  return divideTo(delivered.times(100), expected, 2);
 }
 
 /** The remuneration rule: 0 below the threshold, otherwise the delivery percentage capped at 100. */
-export function remunerationOf(deliveryHundredths: bigint): bigint {
-  if (deliveryHundredths < BigInt(REMUNERATION_THRESHOLD_PERCENT * 100)) return 0n;
-  return deliveryHundredths > 10_000n ? 10_000n : deliveryHundredths;
+export function remunerationOf(deliveryPercent: Decimal): Decimal {
+  if (deliveryPercent.lt(REMUNERATION_THRESHOLD_PERCENT)) return decimal(0);
+  return deliveryPercent.gt(100) ? decimal(100) : deliveryPercent;
 }
 
 /** Stored figures: decimal text for numeric columns, null when unknown. */
@@ -133,9 +134,9 @@ export interface FlexibilityFigures {
   readingsUpdatedAt: number | null;
 }
 
-/** kWh units (WORK_DIGITS) as the stored decimal text (STORED_DIGITS). */
-export const storedQuantity = (units: bigint) => formatDecimal(rescale(units, WORK_DIGITS, STORED_DIGITS), STORED_DIGITS);
-const percent = (hundredths: bigint) => formatDecimal(hundredths, 2);
+/** kWh as the stored decimal text (STORED_DIGITS). */
+export const storedQuantity = (kwh: Decimal) => decimalText(roundTo(kwh, STORED_DIGITS));
+const percent = (value: Decimal) => decimalText(value);
 
 export function unvalidated(status: DeliveryValidationStatus, reason: string, partial: Partial<FlexibilityFigures> = {}): FlexibilityFigures {
   return {
@@ -153,13 +154,13 @@ export function unvalidated(status: DeliveryValidationStatus, reason: string, pa
 }
 
 /** The figures of a measured flexibility transaction (quantity: its kWh as decimal text). */
-export function flexibilityFigures(input: { upward: boolean; quantity: string; actual: Energy; reference: Energy; adjustment: bigint }): FlexibilityFigures {
+export function flexibilityFigures(input: { upward: boolean; quantity: string; actual: Energy; reference: Energy; adjustment: Decimal }): FlexibilityFigures {
   // From the stored (rounded) figures, so that anyone can redo the sums from what is shown.
-  const [reference, actual, adjustment] = [input.reference.units, input.actual.units, input.adjustment].map((u) => rescale(u, WORK_DIGITS, STORED_DIGITS)) as [bigint, bigint, bigint];
-  const delivered = (input.upward ? reference - actual : actual - reference) - adjustment;
-  const hundredths = percentageOf(delivered, parseDecimal(input.quantity, STORED_DIGITS));
+  const [reference, actual, adjustment] = [input.reference.units, input.actual.units, input.adjustment].map((u) => roundTo(u, STORED_DIGITS)) as [Decimal, Decimal, Decimal];
+  const delivered = (input.upward ? reference.minus(actual) : actual.minus(reference)).minus(adjustment);
+  const hundredths = percentageOf(delivered, decimal(input.quantity));
   const latest = [input.actual.updatedAt, input.reference.updatedAt].filter((u) => !Number.isNaN(u));
-  const text = (units: bigint) => formatDecimal(units, STORED_DIGITS);
+  const text = decimalText;
   return {
     status: DeliveryValidationStatus.Validated,
     referenceReadingValue: text(reference),
@@ -195,18 +196,18 @@ export interface AvailabilityFigures {
  * MissingReferenceData), with the expectation filled in.
  */
 export function availabilityFigures(calls: readonly Call[]): AvailabilityFigures {
-  const expected = calls.reduce((sum, c) => sum + parseDecimal(c.quantity, STORED_DIGITS), 0n);
-  const expectedText = formatDecimal(expected, STORED_DIGITS);
+  const expected = calls.reduce((sum, c) => sum.plus(decimal(c.quantity)), decimal(0));
+  const expectedText = decimalText(expected);
   for (const status of [DeliveryValidationStatus.Pending, DeliveryValidationStatus.NotMeasurable, DeliveryValidationStatus.MissingActualData, DeliveryValidationStatus.MissingReferenceData]) {
     if (calls.some((c) => c.status === status)) return { status, expectedDeliveredQuantity: expectedText, deliveredQuantity: null, deliveryPercentage: null, remunerationPercentage: null };
   }
   if (calls.length === 0) return { status: DeliveryValidationStatus.Validated, expectedDeliveredQuantity: '0', deliveredQuantity: '0', deliveryPercentage: '100', remunerationPercentage: '100' };
-  const delivered = calls.reduce((sum, c) => sum + parseDecimal(c.deliveredQuantity ?? '0', STORED_DIGITS), 0n);
+  const delivered = calls.reduce((sum, c) => sum.plus(decimal(c.deliveredQuantity ?? '0')), decimal(0));
   const hundredths = percentageOf(delivered, expected);
   return {
     status: DeliveryValidationStatus.Validated,
     expectedDeliveredQuantity: expectedText,
-    deliveredQuantity: formatDecimal(delivered, STORED_DIGITS),
+    deliveredQuantity: decimalText(delivered),
     deliveryPercentage: percent(hundredths),
     remunerationPercentage: percent(remunerationOf(hundredths)),
   };

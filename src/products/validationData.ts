@@ -22,6 +22,7 @@ import {
   type Intervals,
   type OtherTransaction,
 } from './deliveryValidation.ts';
+import { decimal } from './decimal.ts';
 import { isUpward } from './rules.ts';
 
 export interface ValidationDeps {
@@ -175,7 +176,7 @@ function measure({ row, actual, reference }: Plan, data: Map<number, Intervals64
   if (!actualEnergy) return unvalidated(DeliveryValidationStatus.MissingActualData, `register ${actual.id} does not cover the period`);
   // The actual energy is kept with a missing reference, for diagnosis.
   const partial = { validationReadingValue: storedQuantity(actualEnergy.units) };
-  let referenceEnergy: Energy | undefined = { units: 0n, updatedAt: NaN };
+  let referenceEnergy: Energy | undefined = { units: decimal(0), updatedAt: NaN };
   if (reference) {
     const referenceData = data.get(reference.id);
     if (referenceData instanceof HttpError) {

@@ -61,31 +61,51 @@ export type StoreErrorKind = 'conflict' | 'in_use' | 'invalid_reference' | 'inva
 
 export interface StoreError {
   kind: StoreErrorKind;
+  /** What the client did wrong, in our words: never a table, constraint, column or SQLSTATE text. */
   detail: string;
 }
 
-/** SQLSTATE → storage error kind; undefined for anything unexpected. */
+/** SQLSTATE → our words. Domains that know the constraint say more (`programName "x" is already
+ * used`); this is the fallback at the storage boundary, so that a database message never reaches
+ * a client (docs/errors.md, "What the database refuses"). */
+const STORE_ERRORS: Readonly<Record<string, StoreError>> = {
+  // Integrity constraints.
+  '23505': { kind: 'conflict', detail: 'An object with the same unique value (such as a name or an id) already exists' },
+  '23P01': { kind: 'conflict', detail: 'The object overlaps an existing one' },
+  '23514': { kind: 'invalid_input', detail: 'A value is outside the range this field allows' },
+  '23502': { kind: 'invalid_input', detail: 'A required value is missing' },
+  // Data exceptions: values the column types cannot hold.
+  '22P02': { kind: 'invalid_input', detail: 'A value has the wrong form for its field' },
+  '22003': { kind: 'invalid_input', detail: 'A number is too large or too small for its field' },
+  '22007': { kind: 'invalid_input', detail: 'A date or time is not valid' },
+  '22008': { kind: 'invalid_input', detail: 'A date or time is out of the supported range' },
+  '22001': { kind: 'invalid_input', detail: 'A text value is too long for its field' },
+  '22021': { kind: 'invalid_input', detail: 'Text contains U+0000 (NUL) or other characters that cannot be stored' },
+  '22P05': { kind: 'invalid_input', detail: 'Text contains U+0000 (NUL) or other characters that cannot be stored' },
+  '2200H': { kind: 'invalid_input', detail: 'A value is out of the supported range' },
+  '22012': { kind: 'invalid_input', detail: 'A value leads to a division by zero' },
+  '54000': { kind: 'invalid_input', detail: 'A value is too large to be stored (shorten it)' },
+  '54001': { kind: 'invalid_input', detail: 'The request is too complex to be processed (make it smaller)' },
+  // Still contended after withTransaction's retries: worth retrying later.
+  '40001': { kind: 'unavailable', detail: 'The database is busy with conflicting changes; retry shortly' },
+  '40P01': { kind: 'unavailable', detail: 'The database is busy with conflicting changes; retry shortly' },
+  '57014': { kind: 'unavailable', detail: 'The database took too long to answer; retry later' },
+};
+
+const UNAVAILABLE: StoreError = { kind: 'unavailable', detail: 'The database is unavailable; retry later' };
+
+/** SQLSTATE → storage error kind and our words; undefined for anything unexpected (a bug: 500). */
 export function classifyPgError(err: unknown): StoreError | undefined {
   const code = sqlState(err);
   if (!code) return undefined;
-  const e = err as { detail?: string; message?: string };
-  const detail = (e.detail ?? e.message ?? '').replace(/^Key /, '');
-  switch (code) {
-    case '23505':
-      return { kind: 'conflict', detail: `Already exists: ${detail}` };
-    case '23503':
-      return /still referenced/.test(e.detail ?? '')
-        ? { kind: 'in_use', detail: `Still in use: ${detail}` }
-        : { kind: 'invalid_reference', detail: `Unknown reference: ${detail}` };
-    case '23514':
-    case '23502':
-    case '22P02':
-    case '22003':
-    case '22007':
-    case '22008':
-      return { kind: 'invalid_input', detail: e.message ?? 'invalid value' };
-    default:
-      if (UNAVAILABLE_SQLSTATES.has(code) || code === '57014') return { kind: 'unavailable', detail: 'The database is unavailable; retry later' };
-      return undefined;
+  if (code === '23503') {
+    // PostgreSQL's detail says which way the foreign key was hit; only that fact is kept.
+    return /still referenced/.test((err as { detail?: string }).detail ?? '')
+      ? { kind: 'in_use', detail: 'It is still used by other objects; delete or change those first' }
+      : { kind: 'invalid_reference', detail: 'A referenced object does not exist' };
   }
+  const known = STORE_ERRORS[code];
+  if (known) return known;
+  if (UNAVAILABLE_SQLSTATES.has(code) || code.startsWith('53')) return UNAVAILABLE;
+  return undefined;
 }

@@ -20,8 +20,10 @@ export const objectId = { type: 'string', minLength: 1, maxLength: 128, pattern:
 export const name128 = { type: 'string', minLength: 1, maxLength: 128 } as const;
 const nullableName = { type: ['string', 'null'], minLength: 1, maxLength: 128 } as const;
 const nullableText = { type: ['string', 'null'], maxLength: 4096 } as const;
+/** OpenADR 3.0.1's duration grammar (src/http/validation.ts, `iso-duration`). */
 const duration = { type: 'string', format: 'iso-duration', example: 'PT1H' } as const;
-const nullable = (schema: JsonSchema): JsonSchema => ({ ...schema, type: [schema.type, 'null'] });
+/** An int32, as OpenADR's `format: int32` integers. */
+const int32 = { type: 'integer', minimum: -2147483648, maximum: 2147483647 } as const;
 
 function object(properties: Record<string, unknown>, required: string[] = [], extra: JsonSchema = {}): JsonSchema {
   return { type: 'object', properties, required, additionalProperties: false, ...extra };
@@ -56,22 +58,23 @@ export const valuesMap = object(
 const valuesMaps = { type: ['array', 'null'], items: valuesMap } as const;
 
 export const intervalPeriod = object(
-  { start: { ...utcDateTime, example: '2024-06-15T09:30:00Z' }, duration: nullable(duration), randomizeStart: nullable(duration) },
+  { start: { ...utcDateTime, example: '2024-06-15T09:30:00Z' }, duration, randomizeStart: duration },
   ['start'],
-  { title: 'IntervalPeriod', description: 'Start (UTC), duration (ISO 8601; absent or PT0S = open-ended) and optional start randomization.' },
+  { title: 'IntervalPeriod', description: 'Start (UTC), duration (ISO 8601; absent or PT0S = open-ended) and optional start randomization. Not nullable (OpenADR 3.0.1): omit a member instead of sending null.' },
 );
-const nullableIntervalPeriod = { anyOf: [intervalPeriod, { type: 'null' }] };
 
 export const interval = object(
   {
-    id: { type: 'integer', minimum: -2147483648, maximum: 2147483647, description: 'Client-chosen integer, not a sequence number.' },
-    intervalPeriod: nullableIntervalPeriod,
+    id: { ...int32, description: 'Client-chosen integer, not a sequence number.' },
+    intervalPeriod,
     payloads: arrayOf(valuesMap),
   },
   ['id', 'payloads'],
   { title: 'Interval' },
 );
-const intervals = { type: ['array', 'null'], items: interval } as const;
+/** OpenADR 3.0.1 requires an event's and a report resource's intervals; absent ones are stored
+ * as [] (Ajv default) so that what we serve is a valid 3.0.1 object (docs/vtn.md). */
+const intervals = { type: 'array', items: interval, default: [] } as const;
 
 export const eventPayloadDescriptor = object(
   {
@@ -104,11 +107,11 @@ export const reportDescriptor = object(
     units: nullableText,
     targets: valuesMaps,
     aggregate: { type: 'boolean' },
-    startInterval: { type: 'integer' },
-    numIntervals: { type: 'integer' },
+    startInterval: int32,
+    numIntervals: int32,
     historical: { type: 'boolean' },
-    frequency: { type: 'integer' },
-    repeat: { type: 'integer' },
+    frequency: int32,
+    repeat: int32,
   },
   ['payloadType'],
   { title: 'ReportDescriptor' },
@@ -125,7 +128,7 @@ export const programSchema = object(
     country: { type: ['string', 'null'], enum: [...ISO_3166_ALPHA2, null], description: 'ISO 3166-1 alpha-2 code.' },
     principalSubdivision: { type: ['string', 'null'], pattern: '^([A-Z]{2}-)?[A-Z0-9]{1,3}$', description: 'ISO 3166-2 subdivision code (`CO` or `US-CO`).' },
     timeZoneOffset: { ...duration, default: 'PT0S' },
-    intervalPeriod: nullableIntervalPeriod,
+    intervalPeriod,
     programDescriptions: { type: ['array', 'null'], items: object({ URL: { type: 'string', format: 'uri' } }, ['URL']) },
     bindingEvents: { type: ['boolean', 'null'] },
     localPrice: { type: ['boolean', 'null'] },
@@ -145,8 +148,8 @@ export const eventSchema = object(
     targets: valuesMaps,
     reportDescriptors: { type: ['array', 'null'], items: reportDescriptor },
     payloadDescriptors: { type: ['array', 'null'], items: eventPayloadDescriptor },
-    intervalPeriod: nullableIntervalPeriod,
-    intervals,
+    intervalPeriod,
+    intervals: { ...intervals, description: 'Required by OpenADR 3.0.1, optional in the interface: absent is stored as [].' },
   },
   ['programID'],
   { title: 'Event' },
@@ -161,8 +164,10 @@ export const reportSchema = object(
     reportName: { ...nullableName, default: null },
     payloadDescriptors: { type: ['array', 'null'], items: reportPayloadDescriptor },
     resources: {
-      type: ['array', 'null'],
-      items: object({ resourceName: name128, intervalPeriod: nullableIntervalPeriod, intervals }, ['resourceName'], { title: 'ReportResource' }),
+      type: 'array',
+      items: object({ resourceName: name128, intervalPeriod, intervals: { type: 'array', items: interval } }, ['resourceName', 'intervals'], { title: 'ReportResource' }),
+      default: [],
+      description: 'Required by OpenADR 3.0.1, optional in the interface: absent is stored as [].',
     },
   },
   ['programID', 'eventID', 'clientName'],
@@ -173,7 +178,7 @@ export const objectOperation = object(
   {
     objects: arrayOf({ type: 'string', enum: [...OBJECT_KINDS] }, { minItems: 1 }),
     operations: arrayOf({ type: 'string', enum: [...OPERATIONS] }, { minItems: 1 }),
-    callbackUrl: { type: 'string', minLength: 1, maxLength: 2048, description: 'http or https URL receiving `POST` notifications.' },
+    callbackUrl: { type: 'string', format: 'uri', minLength: 1, maxLength: 2048, description: 'http or https URL receiving `POST` notifications (an RFC 3986 URI: no spaces).' },
     bearerToken: { type: ['string', 'null'], maxLength: 4096, description: 'Sent as `Authorization: Bearer <bearerToken>` to the callback.' },
   },
   ['objects', 'operations', 'callbackUrl'],
@@ -185,7 +190,7 @@ export const subscriptionSchema = object(
     ...readOnly('SUBSCRIPTION'),
     clientName: name128,
     programID: { ...objectId, description: 'Must exist.' },
-    objectOperations: { type: ['array', 'null'], items: objectOperation },
+    objectOperations: { type: 'array', items: objectOperation, default: [], description: 'Required by OpenADR 3.0.1, optional in the interface: absent is stored as [].' },
     targets: valuesMaps,
   },
   ['clientName', 'programID'],

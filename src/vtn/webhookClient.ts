@@ -8,7 +8,8 @@ import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import { RETRYABLE_HTTP_STATUSES } from '../store/retry.ts';
-import { isInternalAddress, isLocalName } from './callbackUrl.ts';
+import { isLocalName } from './callbackUrl.ts';
+import { specialPurposeRange } from './specialAddresses.ts';
 
 export interface DeliveryResult {
   delivered: boolean;
@@ -22,25 +23,43 @@ export interface DeliveryResult {
   retryAfterMs?: number;
 }
 
+/** dns.lookup's shape; replaceable so that tests can make a name resolve anywhere. */
+export type Lookup = (hostname: string, options: dns.LookupOptions, callback: (err: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void) => void;
+
 export interface WebhookClientOptions {
   timeoutMs: number;
   allowInternal: boolean;
   maxSockets: number;
+  /** Name resolution (default dns.lookup). */
+  lookup?: Lookup;
 }
 
 const INTERNAL_ADDRESS = 'EINTERNALADDRESS';
 
-/** dns.lookup that refuses names resolving to an internal address (DNS re-pointing included). */
-function lookupPublicOnly(hostname: string, options: dns.LookupOptions, callback: (...args: any[]) => void): void {
-  dns.lookup(hostname, options, (err, address: string | dns.LookupAddress[], family?: number) => {
-    if (err) return callback(err, address, family);
-    const addresses = Array.isArray(address) ? address.map((a) => a.address) : [address];
-    if (addresses.some(isInternalAddress)) {
-      const refused = Object.assign(new Error(`${hostname} resolves to a loopback, private or link-local address`), { code: INTERNAL_ADDRESS });
-      return callback(refused, address, family);
-    }
-    callback(null, address, family);
-  });
+/** Why a resolved address may not be called, or undefined. Fails closed: what is not a valid
+ * IP address is refused too. */
+function refusal(address: string): string | undefined {
+  if (net.isIP(address) === 0) return 'not an IP address';
+  return specialPurposeRange(address);
+}
+
+/** A lookup that refuses names resolving to a special-purpose address. It runs when the socket
+ * connects, so the address checked is the address called: a name re-pointed at an internal
+ * address after the subscription was written (DNS rebinding) is refused too. */
+function publicOnly(lookup: Lookup): Lookup {
+  return (hostname, options, callback) =>
+    lookup(hostname, options, (err, address, family) => {
+      if (err) return callback(err, address, family);
+      const addresses = Array.isArray(address) ? address.map((a) => a.address) : [address];
+      for (const a of addresses) {
+        const why = refusal(a);
+        if (why) {
+          const refused = Object.assign(new Error(`${hostname} resolves to ${a}, a special-purpose address (${why})`), { code: INTERNAL_ADDRESS });
+          return callback(refused, address, family);
+        }
+      }
+      callback(null, address, family);
+    });
 }
 
 function retryAfterMs(header: string | string[] | undefined): number | undefined {
@@ -60,8 +79,11 @@ function classify(status: number, retryAfter: string | string[] | undefined, loc
 
 export class WebhookClient {
   private readonly agents: { http: http.Agent; https: https.Agent };
+  private readonly lookup: Lookup | undefined;
 
   constructor(private readonly options: WebhookClientOptions) {
+    const lookup = options.lookup ?? (dns.lookup as Lookup);
+    this.lookup = options.allowInternal ? options.lookup : publicOnly(lookup);
     this.agents = {
       http: new http.Agent({ keepAlive: true, maxSockets: options.maxSockets }),
       https: new https.Agent({ keepAlive: true, maxSockets: options.maxSockets }),
@@ -77,9 +99,9 @@ export class WebhookClient {
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') return Promise.resolve({ delivered: false, retryable: false, error: 'callbackUrl must use http or https' });
     const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
-    if (!this.options.allowInternal && ((net.isIP(host) && isInternalAddress(host)) || isLocalName(host))) {
-      return Promise.resolve({ delivered: false, retryable: false, error: 'callbackUrl points at a loopback, private or link-local address' });
-    }
+    // An IP literal is connected to without a lookup: check it here.
+    const literal = this.options.allowInternal ? undefined : isLocalName(host) ? 'localhost' : net.isIP(host) ? specialPurposeRange(host) : undefined;
+    if (literal) return Promise.resolve({ delivered: false, retryable: false, error: `callbackUrl points at a special-purpose address (${literal})` });
     const secure = url.protocol === 'https:';
     return new Promise<DeliveryResult>((resolve) => {
       let settled = false;
@@ -93,7 +115,7 @@ export class WebhookClient {
         method: 'POST',
         agent: secure ? this.agents.https : this.agents.http,
         headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-        lookup: this.options.allowInternal ? undefined : (lookupPublicOnly as never),
+        lookup: this.lookup as never,
       });
       // The whole exchange, connection to last byte, gets timeoutMs.
       const timer = setTimeout(() => request.destroy(new Error(`no complete answer within ${this.options.timeoutMs} ms`)), this.options.timeoutMs);

@@ -32,7 +32,7 @@ afterEach(async () => {
 describe('start-up', () => {
   it('stops with a clear message on bad configuration', async () => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      env: { ...process.env, PORT: 'eighty', RATE_LIMIT_STORE: 'redis' },
+      env: { ...process.env, PORT: 'eighty', RATE_LIMIT_STORE: 'redis', ADMIN_TOKEN: 'x'.repeat(48) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stderr = '';
@@ -41,6 +41,7 @@ describe('start-up', () => {
     expect(code).toBe(1);
     expect(stderr).toContain('PORT must be an integer');
     expect(stderr).toContain('RATE_LIMIT_STORE must be one of memory, postgres');
+    expect(stderr).toContain('ADMIN_TOKEN must be a personal access token: flex_pat_');
   });
 });
 

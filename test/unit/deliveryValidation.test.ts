@@ -2,7 +2,7 @@
 // direction, reference adjustment, percentages and the remuneration rule, availability.
 import { describe, expect, it } from 'vitest';
 import { DeliveryValidationStatus as S } from '../../src/codes.ts';
-import { divRound, formatDecimal, parseDecimal, rescale } from '../../src/products/decimal.ts';
+import { decimal, decimalText, divideTo, roundTo, type Decimal } from '../../src/products/decimal.ts';
 import {
   availabilityFigures,
   energyOver,
@@ -10,7 +10,6 @@ import {
   referenceAdjustment,
   remunerationOf,
   unmeasurableReason,
-  WORK_DIGITS,
   type Intervals,
   type MeasuredRegister,
 } from '../../src/products/deliveryValidation.ts';
@@ -27,24 +26,24 @@ function intervals(values: number[], from = T0, step = Q): Intervals & { timesta
     updatedAt: values.map((_, i) => 1000 + i),
   };
 }
-const kwh = (units: bigint | undefined) => (units === undefined ? undefined : formatDecimal(units, WORK_DIGITS));
+const kwh = (units: Decimal | undefined) => (units === undefined ? undefined : decimalText(units));
 
 describe('exact decimals', () => {
   it('parses doubles through their shortest text, so tenths stay tenths', () => {
-    expect(formatDecimal(parseDecimal(0.1, 6) + parseDecimal(0.2, 6), 6)).toBe('0.3');
-    expect(formatDecimal(parseDecimal(1e-7, 12), 12)).toBe('0.0000001');
-    expect(formatDecimal(parseDecimal('-12.5e2', 2), 2)).toBe('-1250');
-    expect(formatDecimal(parseDecimal(1.2000000000000002, 12), 12)).toBe('1.2');
+    expect(decimalText(decimal(0.1).plus(decimal(0.2)))).toBe('0.3');
+    expect(decimalText(decimal(1e-7))).toBe('0.0000001');
+    expect(decimalText(decimal('-12.5e2'))).toBe('-1250');
+    expect(decimalText(roundTo(decimal(1.2000000000000002), 12))).toBe('1.2');
   });
 
   it('rounds half away from zero', () => {
-    expect(divRound(5n, 2n)).toBe(3n);
-    expect(divRound(-5n, 2n)).toBe(-3n);
-    expect(divRound(4n, 3n)).toBe(1n);
-    expect(rescale(1_234_565n, 6, 5)).toBe(123_457n);
-    expect(rescale(-1_234_565n, 6, 5)).toBe(-123_457n);
-    expect(parseDecimal('0.0000005', 6)).toBe(1n);
-    expect(parseDecimal('-0.0000005', 6)).toBe(-1n);
+    expect(decimalText(divideTo(decimal(5), 2, 0))).toBe('3');
+    expect(decimalText(divideTo(decimal(-5), 2, 0))).toBe('-3');
+    expect(decimalText(divideTo(decimal(4), 3, 0))).toBe('1');
+    expect(decimalText(roundTo(decimal('1.234565'), 5))).toBe('1.23457');
+    expect(decimalText(roundTo(decimal('-1.234565'), 5))).toBe('-1.23457');
+    expect(decimalText(roundTo(decimal('0.0000005'), 6))).toBe('0.000001');
+    expect(decimalText(roundTo(decimal('-0.0000005'), 6))).toBe('-0.000001');
   });
 });
 
@@ -87,24 +86,26 @@ describe('energy over a period', () => {
 });
 
 describe('figures of a flexibility transaction', () => {
-  const e = (value: string) => ({ units: parseDecimal(value, WORK_DIGITS), updatedAt: 5 });
+  const e = (value: string) => ({ units: decimal(value), updatedAt: 5 });
+  const zero = decimal(0);
 
   it('upward: delivered = reference − actual − adjustment; downward: actual − reference − adjustment', () => {
-    const up = flexibilityFigures({ upward: true, quantity: '12', reference: e('20'), actual: e('9'), adjustment: 0n });
+    const up = flexibilityFigures({ upward: true, quantity: '12', reference: e('20'), actual: e('9'), adjustment: zero });
     expect(up).toMatchObject({ status: S.Validated, referenceReadingValue: '20', validationReadingValue: '9', referenceAdjustmentQuantity: '0', deliveredQuantity: '11', deliveryPercentage: '91.67', remunerationPercentage: '91.67', readingsUpdatedAt: 5 });
-    const down = flexibilityFigures({ upward: false, quantity: '4', reference: e('1.5'), actual: e('6.5'), adjustment: parseDecimal('1', WORK_DIGITS) });
+    const down = flexibilityFigures({ upward: false, quantity: '4', reference: e('1.5'), actual: e('6.5'), adjustment: decimal(1) });
     expect(down).toMatchObject({ deliveredQuantity: '4', deliveryPercentage: '100', remunerationPercentage: '100', referenceAdjustmentQuantity: '1' });
-    const wrongWay = flexibilityFigures({ upward: true, quantity: '4', reference: e('1'), actual: e('3'), adjustment: 0n });
+    const wrongWay = flexibilityFigures({ upward: true, quantity: '4', reference: e('1'), actual: e('3'), adjustment: zero });
     expect(wrongWay).toMatchObject({ deliveredQuantity: '-2', deliveryPercentage: '-50', remunerationPercentage: '0' });
   });
 
   it('pays nothing below 60 %, the delivery percentage from 60 %, at most 100 %', () => {
-    expect(remunerationOf(5999n)).toBe(0n);
-    expect(remunerationOf(6000n)).toBe(6000n);
-    expect(remunerationOf(8750n)).toBe(8750n);
-    expect(remunerationOf(15000n)).toBe(10000n);
-    expect(remunerationOf(-100n)).toBe(0n);
-    expect(flexibilityFigures({ upward: true, quantity: '3', reference: e('2'), actual: e('0'), adjustment: 0n }).deliveryPercentage).toBe('66.67');
+    const pay = (percent: string) => decimalText(remunerationOf(decimal(percent)));
+    expect(pay('59.99')).toBe('0');
+    expect(pay('60')).toBe('60');
+    expect(pay('87.5')).toBe('87.5');
+    expect(pay('150')).toBe('100');
+    expect(pay('-1')).toBe('0');
+    expect(flexibilityFigures({ upward: true, quantity: '3', reference: e('2'), actual: e('0'), adjustment: zero }).deliveryPercentage).toBe('66.67');
   });
 
   it('adjusts for earlier transactions of the resource by their share of the overlap, signed by direction', () => {
@@ -115,8 +116,8 @@ describe('figures of a flexibility transaction', () => {
       { quantity: '2', start: T0 + H / 2, end: T0 + H, productType: 2 }, // opposite direction
       { quantity: '5', start: T0 + H, end: T0 + 2 * H, productType: 1 }, // no overlap
     ];
-    expect(formatDecimal(referenceAdjustment(true, T0, T0 + H, earlier), WORK_DIGITS)).toBe('12');
-    expect(formatDecimal(referenceAdjustment(false, T0, T0 + H, earlier), WORK_DIGITS)).toBe('-12');
+    expect(decimalText(referenceAdjustment(true, T0, T0 + H, earlier))).toBe('12');
+    expect(decimalText(referenceAdjustment(false, T0, T0 + H, earlier))).toBe('-12');
   });
 });
 

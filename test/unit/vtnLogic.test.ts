@@ -88,8 +88,8 @@ describe('callback URLs', () => {
     expect(callbackUrlProblem('file:///etc/passwd', true)).toBe('must use http or https');
     expect(callbackUrlProblem('/relative', true)).toBe('must be an absolute http or https URL');
     expect(callbackUrlProblem('https://a:b@example.com/', true)).toMatch(/credentials/);
-    expect(callbackUrlProblem('http://LOCALHOST./x', false)).toMatch(/loopback/);
-    expect(callbackUrlProblem('http://[::1]:8080/', false)).toMatch(/loopback/);
+    expect(callbackUrlProblem('http://LOCALHOST./x', false)).toMatch(/special-purpose address \(localhost\)/);
+    expect(callbackUrlProblem('http://[::1]:8080/', false)).toMatch(/special-purpose address \(loopback/);
     expect(callbackUrlProblem('http://127.0.0.1:8080/', true)).toBeUndefined();
   });
 });

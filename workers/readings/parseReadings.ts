@@ -4,6 +4,7 @@
 // duplicate timestamps resolved (the last one in the request wins). Any bad value is reported with
 // its path (`meters[0].registers[2].values[17].timestamp`); the caller stores nothing then.
 import { daysFromCivil } from '../virtual/calendar.ts';
+import { isStorableText, UNSTORABLE_TEXT } from '../storableText.ts';
 import { JsonCursor, JsonSyntaxError } from './jsonCursor.ts';
 
 export interface FieldError {
@@ -217,6 +218,11 @@ function parseStringField(ctx: Context, path: string): string | undefined {
   const s = c.string();
   if (s.length === 0 || s.length > 200) {
     addError(ctx, path, 'must be 1 to 200 characters');
+    return undefined;
+  }
+  // Ids are looked up in text columns: U+0000 or an unpaired surrogate would fail there.
+  if (!isStorableText(s)) {
+    addError(ctx, path, UNSTORABLE_TEXT);
     return undefined;
   }
   return s;
