@@ -149,13 +149,13 @@ const parseMs: number[] = [];
 for (let k = 0; k < 3; k += 1) {
   const copy = new Uint8Array(lastBody!);
   const t0 = performance.now();
-  const moved = parseReadingsTask({ body: copy, encodePgCopy: true, updatedAtMs: Date.now() });
+  const moved = parseReadingsTask({ body: copy, encoding: 'pgCopy', updatedAtMs: Date.now() });
   parseMs.push(performance.now() - t0);
   // The task wraps its result for Piscina's transfer; unwrap it here.
   const result = (moved as unknown as Record<symbol, ParseResult>)[valueSymbol] ?? moved;
   if (!result.ok) throw new Error('the bench body does not parse');
 }
-const workerProfile = CPU_PROF ? await profileInProcess(() => void parseReadingsTask({ body: new Uint8Array(lastBody!), encodePgCopy: true, updatedAtMs: Date.now() })) : undefined;
+const workerProfile = CPU_PROF ? await profileInProcess(() => void parseReadingsTask({ body: new Uint8Array(lastBody!), encoding: 'pgCopy', updatedAtMs: Date.now() })) : undefined;
 
 await server.stop();
 if (influx) await influx.stop();

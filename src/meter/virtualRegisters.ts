@@ -10,6 +10,7 @@
 import { CalculationType } from '../codes.ts';
 import { HttpError } from '../http/errors.ts';
 import type { Queryable } from '../store/database.ts';
+import { readingJson } from '../store/timeseries/readingJson.ts';
 import type { TimeSeriesStore } from '../store/timeseries/types.ts';
 import type { WorkerPool } from '../workerPool.ts';
 import { baselineLookbackDays } from '../../workers/virtual/baselineAlgorithms.ts';
@@ -34,10 +35,6 @@ interface Computed {
   timestamps: Float64Array;
   values: Float64Array;
   updatedAt: Float64Array;
-}
-
-function isoOrNull(ms: number): string {
-  return new Date(ms).toISOString();
 }
 
 /** Bucket starts covering [start, end) for a resolution (local days for 86400). */
@@ -191,7 +188,7 @@ export class VirtualRegisters implements VirtualEngine {
         const v = computed.values[i]!;
         if (Number.isNaN(v)) continue;
         const u = computed.updatedAt[i]!;
-        parts.push(readingText(targets[i]!, bucketEnd(targets[i]!, native, register.timeZone), Number.isNaN(u) ? targets[i]! : u, v, native));
+        parts.push(readingJson(targets[i]!, bucketEnd(targets[i]!, native, register.timeZone), Number.isNaN(u) ? targets[i]! : u, v, native));
       }
       return `[${parts.join(',')}]`;
     }
@@ -212,12 +209,8 @@ export class VirtualRegisters implements VirtualEngine {
         count += 1;
         if (!(computed.updatedAt[k]! <= latest)) latest = computed.updatedAt[k]!;
       }
-      if (count > 0) parts.push(readingText(b, e, Number.isNaN(latest) ? b : latest, sum ? total : total / count, q.resolution));
+      if (count > 0) parts.push(readingJson(b, e, Number.isNaN(latest) ? b : latest, sum ? total : total / count, q.resolution));
     }
     return `[${parts.join(',')}]`;
   }
-}
-
-function readingText(t: number, periodTo: number, updatedAt: number, value: number, resolution: number): string {
-  return `{"timestamp":"${isoOrNull(t)}","periodTo":"${isoOrNull(periodTo)}","updatedAt":"${isoOrNull(updatedAt)}","value":${value},"resolution":${resolution}}`;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { joinParts, splitQuery } from '../../src/store/timeseries/queryParts.ts';
+import { joinParts, splitQuery } from '../../src/store/timeseries/postgres/queryParts.ts';
 
 const DAY = 86_400_000;
 const Y = Date.UTC(2023, 0, 1);
