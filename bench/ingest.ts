@@ -189,7 +189,7 @@ console.log(`corrections / fresh: ${pct(ratios.correctionsToFresh)} (target ≥ 
 console.log(`end to end: ${fmt(freshRate)} readings/s (target ≥ 500,000)`);
 console.log(`server peak RSS during one POST: fresh ${mib(Math.max(...rss.fresh))}, corrections ${mib(Math.max(...rss.corrections))}, idle before ${mib(median(rss.idle))} (target < 1 GiB)`);
 // Where a POST's time goes, part 2: its stages, each timed alone. Bodies of 4 MiB and more are
-// streamed (src/meter/streamingIngest.ts): parse and COPY overlap, so the overlap shows as a
+// streamed (src/store/timeseries/postgres/chunkStreamer.ts): parse and COPY overlap, so the overlap shows as a
 // negative remainder.
 const stages = {
   'HTTP upload and body read (same bytes as text/plain, refused)': median(samples.upload),
