@@ -15,7 +15,7 @@ import type { MessagePort } from 'node:worker_threads';
 import type { Pool } from '../../database.ts';
 import { fillRegisterIds } from '../../../../workers/readings/pgCopy.ts';
 import type { ReadingChunk } from '../../../../workers/readings/task.ts';
-import type { ParsedSeries, RegisterResolver } from '../types.ts';
+import type { RegisterResolver } from '../types.ts';
 import { overlaps } from './copyWrite.ts';
 import { ReadingStream } from './readingStream.ts';
 
@@ -24,7 +24,6 @@ export type StreamOutcome = 'committed' | 'fallback';
 export class ChunkStreamer {
   private stream: ReadingStream | undefined;
   private readonly months = new Set<number>();
-  private readonly series: ParsedSeries[] = [];
   private readonly registerIds: number[] = [];
   private readonly streamed = new Set<number>();
   private chain: Promise<void> = Promise.resolve();
@@ -54,7 +53,6 @@ export class ChunkStreamer {
   private async take(chunk: ReadingChunk): Promise<void> {
     this.processed += 1;
     if (this.fallback) return;
-    this.series.push(...chunk.newSeries);
     const fresh = await this.resolve(chunk.newSeries);
     this.registerIds.push(...fresh);
     if (chunk.seriesIndexes.some((s) => this.streamed.has(s))) return this.giveUp();
