@@ -95,11 +95,11 @@ export interface TimeSeriesStore {
   /** Stores the readings atomically: all rows or none. A stored (register, timestamp) is replaced
    * and its updatedAt moves; within one input the last of equal timestamps wins. */
   write(input: ReadingsInput): Promise<WriteOutcome>;
-  /** Readings as stored, per register with data, as JSON arrays of Reading. Throws TooManyPoints. */
-  readJson(query: RangeQuery, maxPoints: number): Promise<Map<number, string>>;
+  /** Readings as stored, per register with data, as JSON arrays of Reading (UTF-8). Throws TooManyPoints. */
+  readJson(query: RangeQuery, maxPoints: number): Promise<Map<number, Buffer>>;
   /** Readings summed or averaged into buckets (only buckets with data), same JSON shape;
    * `resolution` of a bucket is the length asked for (86400 also on a 23-hour local day). */
-  bucketsJson(query: BucketQuery): Promise<Map<number, string>>;
+  bucketsJson(query: BucketQuery): Promise<Map<number, Buffer>>;
   /** Numeric readings for computations, one Series per register asked, in that order. */
   readSeries(query: RangeQuery): Promise<Series[]>;
   /** Numeric bucketed readings (bucket starts; resolutions = real bucket lengths), one per register. */

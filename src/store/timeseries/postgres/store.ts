@@ -40,27 +40,21 @@ export class PostgresTimeSeriesStore implements TimeSeriesStore {
     return { ok: true, readings: input.rows.timestamps.length };
   }
 
-  async readJson(q: RangeQuery, maxPoints: number): Promise<Map<number, string>> {
+  async readJson(q: RangeQuery, maxPoints: number): Promise<Map<number, Buffer>> {
     const { rows: count } = await this.pool.query<{ n: number }>(
       'SELECT count(*)::int AS n FROM (SELECT 1 FROM readings WHERE register_id = ANY($1::int[]) AND ts >= $2 AND ts < $3 LIMIT $4) x',
       [q.registerIds, new Date(q.start), new Date(q.end), maxPoints + 1],
     );
     if (count[0]!.n > maxPoints) throw new TooManyPoints(maxPoints);
     const parts = splitQuery(q.registerIds.length, q.start, q.end, this.queryParts, 1000);
-    const results = await Promise.all(
-      parts.map(async (part) => seriesJsonById(await this.readSeries({ registerIds: q.registerIds.slice(part.from, part.to), start: part.start, end: part.end }))),
-    );
-    return joinParts(results);
+    const series = await Promise.all(parts.map((part) => this.readSeries({ registerIds: q.registerIds.slice(part.from, part.to), start: part.start, end: part.end })));
+    return seriesJsonById(joinParts(series));
   }
 
-  async bucketsJson(q: BucketQuery): Promise<Map<number, string>> {
-    const results = await Promise.all(
-      this.bucketParts(q).map(async (part) => {
-        const series = await this.bucketSeries({ ...q, registers: q.registers.slice(part.from, part.to), start: part.start, end: part.end }, q);
-        return seriesJsonById(series, q.resolutionSeconds);
-      }),
-    );
-    return joinParts(results);
+  async bucketsJson(q: BucketQuery): Promise<Map<number, Buffer>> {
+    const parts = this.bucketParts(q);
+    const series = await Promise.all(parts.map((part) => this.bucketSeries({ ...q, registers: q.registers.slice(part.from, part.to), start: part.start, end: part.end }, q)));
+    return seriesJsonById(joinParts(series), q.resolutionSeconds);
   }
 
   private bucketParts(q: BucketQuery): QueryPart[] {

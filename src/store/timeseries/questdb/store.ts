@@ -144,7 +144,7 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
     return [...byRegister(q.registerIds, mapped)].map(([id, list]) => toSeries(id, list));
   }
 
-  readJson(q: RangeQuery, maxPoints: number): Promise<Map<number, string>> {
+  readJson(q: RangeQuery, maxPoints: number): Promise<Map<number, Buffer>> {
     return this.series(q, maxPoints).then((series) => seriesJsonById(series));
   }
 
@@ -187,7 +187,7 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
     return [...buckets].map(([id, list]) => toSeries(id, list));
   }
 
-  async bucketsJson(q: BucketQuery): Promise<Map<number, string>> {
+  async bucketsJson(q: BucketQuery): Promise<Map<number, Buffer>> {
     return seriesJsonById(await this.bucketSeries(q), q.resolutionSeconds);
   }
 
