@@ -1,8 +1,9 @@
 // Splitting one large reading query into parts that PostgreSQL runs at once on separate
 // connections. One query runs on one backend process, and most of its time is per-row work
-// (aggregation, JSON formatting) that a second core would halve: `npm run bench:query` measured
-// 100 registers × a month of hourly averages at 740 ms as one query and 470 ms as two halves,
-// 100 register-years of local days at 2,645 ms and 1,238 ms (docs/benchmarks-meter.md).
+// (aggregation; until the third session also the JSON) that a second core would halve:
+// `npm run bench:query` measured 100 registers × a month of hourly averages at 740 ms as one
+// query and 470 ms as two halves, 100 register-years of local days at 2,645 ms and 1,238 ms
+// (docs/benchmarks-meter.md). Parts come back as columns and are joined here before the JSON.
 //
 // Several registers are split into groups of registers; one register into consecutive time
 // ranges whose boundaries fall on bucket boundaries (so no bucket is cut in two; for local days
