@@ -35,14 +35,19 @@ interface Candidate {
 const ms = (column: string) => `(extract(epoch FROM ${column}) * 1000)::float8`;
 
 // The keyset (end, id) pages through the window in the claim order: $1 the window (ms), $2/$3
-// the last (end ms, id) seen (null on the first page), $4 the page size.
-const CANDIDATES_SQL = `SELECT t.id, t.validation_attempts AS attempts, ${ms('t.start')} AS start, ${ms('t."end"')} AS "end",
+// the last (end ms, id) seen (-infinity and 0 on the first page), $4 the page size. Written as
+// `end >= $2 AND (end > $2 OR id > $3)` rather than a row comparison so that the partial index
+// flexibility_transactions_validated ("end") serves it. Transactions without any register
+// (nothing to correct) are left out here rather than asked about.
+const CANDIDATES_SQL = `WITH k AS (SELECT coalesce(to_timestamp($2::float8 / 1000), '-infinity') AS after_end)
+  SELECT t.id, t.validation_attempts AS attempts, ${ms('t.start')} AS start, ${ms('t."end"')} AS "end",
     ${ms('coalesce(t.readings_updated_at, t.validated_at)')} AS since,
     array_remove(ARRAY[r.actual_register_id, CASE WHEN NOT r.use_zero_reference THEN r.reference_register_id END], NULL) || coalesce(v.source_registers, '{}') AS registers
-  FROM flexibility_transactions t JOIN grid_resources r ON r.id = t.resource_id
+  FROM k, flexibility_transactions t JOIN grid_resources r ON r.id = t.resource_id
   LEFT JOIN virtual_definitions v ON v.register_id = r.reference_register_id
   WHERE t.delivery_validation_status = ${DeliveryValidationStatus.Validated} AND t."end" > now() - ($1::float8 * interval '1 millisecond')
-    AND ($2::float8 IS NULL OR (t."end", t.id) > (to_timestamp($2::float8 / 1000), $3::int))
+    AND t."end" >= k.after_end AND (t."end" > k.after_end OR t.id > $3::int)
+    AND (r.actual_register_id IS NOT NULL OR (NOT r.use_zero_reference AND r.reference_register_id IS NOT NULL) OR v.source_registers IS NOT NULL)
   ORDER BY t."end", t.id LIMIT $4`;
 
 /** Up to `limit` validated transactions of the last `windowMs` whose readings changed. */
