@@ -16,10 +16,13 @@ import { joinParts, splitQuery, type QueryPart } from './queryParts.ts';
 const READ_COLUMNS = columnsSql('ts', 'value', 'resolution', 'updated_at', 'ts');
 const BUCKET_COLUMNS = columnsSql('bucket', 'value', 'seconds', 'updated', 'bucket');
 
-/** For each query i, whether one of its registers has a reading in [lo, hi) updated after `since`:
- * one index probe on (register_id, ts) per register, equality on the register so partitions prune. */
-const CHANGED_SQL = `SELECT DISTINCT p.i FROM unnest($1::int[], $2::int[], $3::timestamptz[], $4::timestamptz[], $5::timestamptz[]) AS p(i, id, lo, hi, since)
-  WHERE EXISTS (SELECT 1 FROM readings x WHERE x.register_id = p.id AND x.ts >= p.lo AND x.ts < p.hi AND x.updated_at > p.since)`;
+/** For each query i, whether one of its registers has a reading in [lo, hi) updated after `since`
+ * (UTC ms): one index probe on (register_id, ts) per register. LATERAL … ORDER BY ts LIMIT 1 pins
+ * that plan: written as EXISTS, the planner hashed every reading of the registers instead
+ * (2,000 probes over a month of 100 registers: 1.2 s); as a bitmap scan 61 ms; like this 37 ms. */
+const CHANGED_SQL = `SELECT DISTINCT p.i FROM unnest($1::int[], $2::int[], $3::float8[], $4::float8[], $5::float8[]) AS p(i, id, lo, hi, since)
+  CROSS JOIN LATERAL (SELECT 1 FROM readings x WHERE x.register_id = p.id AND x.ts >= to_timestamp(p.lo / 1000) AND x.ts < to_timestamp(p.hi / 1000)
+    AND x.updated_at > to_timestamp(p.since / 1000) ORDER BY x.ts LIMIT 1) AS hit`;
 
 export class PostgresTimeSeriesStore implements TimeSeriesStore {
   readonly backend = 'postgres' as const;
@@ -85,14 +88,14 @@ export class PostgresTimeSeriesStore implements TimeSeriesStore {
   }
 
   async changedSince(queries: readonly ChangeQuery[]): Promise<boolean[]> {
-    const columns: [number[], number[], Date[], Date[], Date[]] = [[], [], [], [], []];
+    const columns: number[][] = [[], [], [], [], []];
     queries.forEach((q, i) => {
       for (const id of q.registerIds) {
-        columns[0].push(i);
-        columns[1].push(id);
-        columns[2].push(new Date(q.start));
-        columns[3].push(new Date(q.end));
-        columns[4].push(new Date(q.since));
+        columns[0]!.push(i);
+        columns[1]!.push(id);
+        columns[2]!.push(q.start);
+        columns[3]!.push(q.end);
+        columns[4]!.push(q.since);
       }
     });
     const { rows } = await this.pool.query<{ i: number }>(CHANGED_SQL, columns);
