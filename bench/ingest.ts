@@ -149,13 +149,13 @@ const parseMs: number[] = [];
 for (let k = 0; k < 3; k += 1) {
   const copy = new Uint8Array(lastBody!);
   const t0 = performance.now();
-  const moved = parseReadingsTask({ body: copy, encodePgCopy: true, updatedAtMs: Date.now() });
+  const moved = parseReadingsTask({ body: copy, encoding: 'pgCopy', updatedAtMs: Date.now() });
   parseMs.push(performance.now() - t0);
   // The task wraps its result for Piscina's transfer; unwrap it here.
   const result = (moved as unknown as Record<symbol, ParseResult>)[valueSymbol] ?? moved;
   if (!result.ok) throw new Error('the bench body does not parse');
 }
-const workerProfile = CPU_PROF ? await profileInProcess(() => void parseReadingsTask({ body: new Uint8Array(lastBody!), encodePgCopy: true, updatedAtMs: Date.now() })) : undefined;
+const workerProfile = CPU_PROF ? await profileInProcess(() => void parseReadingsTask({ body: new Uint8Array(lastBody!), encoding: 'pgCopy', updatedAtMs: Date.now() })) : undefined;
 
 await server.stop();
 if (influx) await influx.stop();
@@ -189,7 +189,7 @@ console.log(`corrections / fresh: ${pct(ratios.correctionsToFresh)} (target ≥ 
 console.log(`end to end: ${fmt(freshRate)} readings/s (target ≥ 500,000)`);
 console.log(`server peak RSS during one POST: fresh ${mib(Math.max(...rss.fresh))}, corrections ${mib(Math.max(...rss.corrections))}, idle before ${mib(median(rss.idle))} (target < 1 GiB)`);
 // Where a POST's time goes, part 2: its stages, each timed alone. Bodies of 4 MiB and more are
-// streamed (src/meter/streamingIngest.ts): parse and COPY overlap, so the overlap shows as a
+// streamed (src/store/timeseries/postgres/chunkStreamer.ts): parse and COPY overlap, so the overlap shows as a
 // negative remainder.
 const stages = {
   'HTTP upload and body read (same bytes as text/plain, refused)': median(samples.upload),

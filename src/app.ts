@@ -25,7 +25,7 @@ import { classifyPgError, createPool, type Pool } from './store/database.ts';
 import { startEmbeddedPostgres, type RunningPostgres } from './store/embeddedPostgres.ts';
 import { migrate, type MigrationSource } from './store/migrate.ts';
 import { PgRateLimitStore } from './store/pgRateLimitStore.ts';
-import { createTimeSeriesStore } from './store/timeseries/index.ts';
+import { createTimeSeriesStore, timeSeriesConfig } from './store/timeseries/index.ts';
 import type { TimeSeriesStore } from './store/timeseries/types.ts';
 import { resourceRoutes } from './grid/resourceRoutes.ts';
 import { zoneRoutes } from './grid/zoneRoutes.ts';
@@ -111,11 +111,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     const authenticator = new Authenticator(pool, signer, config.tokenAudiences, config.authCacheMs);
     const workers = new WorkerPool(config.workerThreads);
     cleanups.unshift(() => workers.close());
-    const timeSeries = await createTimeSeriesStore(
-      { backend: config.timeseriesBackend, questdbHttpUrl: config.questdbHttpUrl, questdbPgUrl: config.questdbPgUrl, queryParts: config.queryParts },
-      pool,
-      log,
-    );
+    const timeSeries = await createTimeSeriesStore(timeSeriesConfig(config), { pool, workers, log });
     cleanups.unshift(() => timeSeries.close());
     const virtual = new VirtualRegisters(pool, timeSeries, workers);
     const validation: ValidationDeps = { pool, store: timeSeries, virtual, log };
@@ -153,7 +149,6 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       ...readingsRoutes({
         db: pool,
         store: timeSeries,
-        workers,
         virtual,
         maxPoints: config.readingsMaxPoints,
         rateLimit: [

@@ -31,6 +31,8 @@ export interface Config {
   timeseriesBackend: 'postgres' | 'questdb';
   questdbHttpUrl: string | undefined;
   questdbPgUrl: string | undefined;
+  /** ILP protocol version for QuestDB writes; `auto` asks the server. */
+  questdbIlpProtocolVersion: 'auto' | '1' | '2' | '3';
   readingsMaxPoints: number;
   queryParts: number;
   clearingIntervalMs: number;
@@ -86,6 +88,7 @@ export const CONFIG_DOCS: ConfigDoc[] = [
   { name: 'TIMESERIES_BACKEND', default: 'postgres', description: 'Where readings live: `postgres` (the same database, nothing extra) or `questdb` (needs QUESTDB_HTTP_URL and QUESTDB_PG_URL).' },
   { name: 'QUESTDB_HTTP_URL', default: '(unset)', description: 'QuestDB HTTP endpoint for ILP writes, e.g. http://localhost:9000.' },
   { name: 'QUESTDB_PG_URL', default: '(unset)', description: 'QuestDB PostgreSQL-wire endpoint for queries, e.g. postgres://admin:quest@localhost:8812/qdb.' },
+  { name: 'QUESTDB_ILP_PROTOCOL_VERSION', default: 'auto', description: 'InfluxDB line protocol version of QuestDB writes: `1` (text; every QuestDB with ILP over HTTP), `2` or `3` (binary encodings of newer releases), or `auto`: the highest the server lists in its /settings, else 1 (QuestDB 7.4 lists none).' },
   { name: 'QUERY_PARTS', default: 'CPU count, at most 4', description: 'Large reading queries (PostgreSQL backend) are split into this many parts, by registers or by time, run at once on separate connections; 1 = never split.' },
   { name: 'READINGS_MAX_POINTS', default: '500000', description: 'Most readings one GET /api/readings response may hold (registers × points); more is a 400 asking for a shorter period or a larger resolution.' },
   { name: 'CLEARING_INTERVAL_MS', default: '5000', description: 'How often availability orders past their expiresAt are looked for and cleared (on every instance; each order clears once).' },
@@ -195,6 +198,7 @@ export function loadConfig(env: Env = process.env): Config {
     timeseriesBackend: r.oneOf('TIMESERIES_BACKEND', ['postgres', 'questdb'] as const, 'postgres'),
     questdbHttpUrl: r.raw('QUESTDB_HTTP_URL'),
     questdbPgUrl: r.raw('QUESTDB_PG_URL'),
+    questdbIlpProtocolVersion: r.oneOf('QUESTDB_ILP_PROTOCOL_VERSION', ['auto', '1', '2', '3'] as const, 'auto'),
     readingsMaxPoints: r.int('READINGS_MAX_POINTS', 500_000, 1, 50_000_000),
     queryParts: r.int('QUERY_PARTS', Math.min(4, availableParallelism()), 1, 64),
     clearingIntervalMs: r.int('CLEARING_INTERVAL_MS', 5000, 100, 3_600_000),

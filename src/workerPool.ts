@@ -12,9 +12,10 @@ const extension = fromSource ? '.ts' : '.js';
 export class WorkerPool {
   private readonly piscina: Piscina;
 
-  constructor(threads: number) {
+  /** `minThreads` stay started (the server keeps one warm; a CLI starts them on demand). */
+  constructor(threads: number, minThreads = 1) {
     this.piscina = new Piscina({
-      minThreads: 1,
+      minThreads: Math.min(minThreads, Math.max(1, threads)),
       maxThreads: Math.max(1, threads),
       idleTimeout: 60_000,
       // A module URL for tsx: workers resolve it regardless of the current directory.

@@ -115,10 +115,8 @@ export async function measuredResources(app: App, adminToken: string, m: BenchMa
     }
   }
   offsets[stored.length] = stored.length * points;
-  const months: number[] = [];
-  for (let d = new Date(from); d.getTime() < to; d.setUTCMonth(d.getUTCMonth() + 1, 1)) months.push(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1));
   const t = performance.now();
-  await app.timeSeries.write({ registerIds: stored, offsets, timestamps, values, resolutions, months, updatedAtMs: Date.now() - DAY });
+  await app.timeSeries.write({ rows: { registerIds: stored, offsets, timestamps, values, resolutions }, updatedAtMs: Date.now() - DAY });
   console.log(`validation: ${stored.length} registers × ${points} readings written by COPY in ${((performance.now() - t) / 1000).toFixed(1)} s`);
   return resources;
 }

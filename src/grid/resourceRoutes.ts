@@ -8,7 +8,7 @@ import { arrayOf, dateTime, idParams, int32Id, nullable, objectSchema, querySche
 import type { ApiRequest, RouteDef } from '../http/types.ts';
 import { parseUtcTimestamp } from '../http/validation.ts';
 import type { Pool } from '../store/database.ts';
-import type { TimeSeriesStore } from '../store/timeseries/types.ts';
+import type { ReadingRows, TimeSeriesStore } from '../store/timeseries/types.ts';
 import * as resources from './resourceStore.ts';
 
 const nullableNumber = { type: ['number', 'null'] };
@@ -153,7 +153,7 @@ export function resourceRoutes(pool: Pool, store: TimeSeriesStore): RouteDef[] {
         if (resource.referenceRegisterId === null) throw new HttpError('conflict', `Grid resource ${resource.id} has no referenceRegisterId to store reference readings in`);
         const { rows } = await pool.query<{ is_virtual: boolean }>('SELECT is_virtual FROM registers WHERE id = $1', [resource.referenceRegisterId]);
         if (rows[0]?.is_virtual) throw new HttpError('conflict', `The reference register ${resource.referenceRegisterId} is virtual: its readings are computed`);
-        await store.write(referenceBatch(resource.referenceRegisterId, req.body.readings));
+        await store.write({ rows: referenceRows(resource.referenceRegisterId, req.body.readings) });
         return { status: 204 };
       },
     },
@@ -161,7 +161,7 @@ export function resourceRoutes(pool: Pool, store: TimeSeriesStore): RouteDef[] {
 }
 
 /** Sorted by time, the last of equal timestamps kept (as in POST /api/readings). */
-function referenceBatch(registerId: number, readings: ReferenceBody['readings']) {
+function referenceRows(registerId: number, readings: ReferenceBody['readings']): ReadingRows {
   const byTime = new Map<number, { value: number; resolution: number }>();
   readings.forEach((r, i) => {
     const ts = parseUtcTimestamp(r.timestamp);
@@ -170,14 +170,11 @@ function referenceBatch(registerId: number, readings: ReferenceBody['readings'])
     byTime.set(ts, { value: r.value, resolution: r.resolution });
   });
   const times = [...byTime.keys()].sort((a, b) => a - b);
-  const months = [...new Set(times.map((t) => Date.UTC(new Date(t).getUTCFullYear(), new Date(t).getUTCMonth(), 1)))];
   return {
     registerIds: [registerId],
     offsets: Int32Array.from([0, times.length]),
     timestamps: Float64Array.from(times),
     values: Float64Array.from(times, (t) => byTime.get(t)!.value),
     resolutions: Int32Array.from(times, (t) => byTime.get(t)!.resolution),
-    months,
-    updatedAtMs: Date.now(),
   };
 }

@@ -1,16 +1,11 @@
-// POST /api/readings, after the request is admitted: the body goes to a worker thread that
-// parses, validates, groups and encodes it; the meters and registers it names are resolved and
-// access-checked in one query; then the time-series store writes the whole batch atomically.
-// Nothing is stored unless everything is valid.
+// POST /api/readings, after the request is admitted: the body goes to the time-series store,
+// which has it parsed, validated and encoded in the worker pool and asks this module for the
+// register ids of the (meter, register) externalIds it names: resolved and access-checked in one
+// query. The store writes the whole batch atomically; nothing is stored unless everything is valid.
 import { HttpError, badRequest, type FieldError } from '../http/errors.ts';
 import type { Principal } from '../http/types.ts';
 import type { Queryable } from '../store/database.ts';
-import type { TimeSeriesStore } from '../store/timeseries/types.ts';
-import { transferableCopy, type WorkerPool } from '../workerPool.ts';
-import type { ParseResult, ParseTask } from '../../workers/readings/task.ts';
-import type { ParsedSeries } from '../../workers/readings/parseReadings.ts';
-import { ChunkStreamer, type StreamOutcome } from './streamingIngest.ts';
-import { MessageChannel } from 'node:worker_threads';
+import type { ParsedSeries, TimeSeriesStore } from '../store/timeseries/types.ts';
 
 const MAX_LISTED = 20;
 
@@ -87,45 +82,9 @@ export async function resolveSeries(db: Queryable, series: readonly ParsedSeries
   return ids;
 }
 
-/** Bodies from this size on are streamed (parse and COPY overlap); smaller ones are not worth it. */
-export const STREAM_MIN_BYTES = 4 * 1024 * 1024;
-/** Rows per streamed chunk: small enough for the COPY to start early, large enough that the
- * per-chunk queries (register lookup, overlap check) stay negligible. */
-export const STREAM_CHUNK_ROWS = 50_000;
-
-export async function ingestReadings(db: Queryable, store: TimeSeriesStore, workers: WorkerPool, principal: Principal, body: Buffer): Promise<number> {
-  const updatedAtMs = Date.now();
-  const bytes = transferableCopy(body);
-  const release = bytes.length >= STREAM_MIN_BYTES && store.beginStream && store.overlaps ? store.reserveStream?.() : undefined;
-  const streaming = release !== undefined;
-  const channel = streaming ? new MessageChannel() : undefined;
-  const streamer = channel ? new ChunkStreamer(db, store, principal, resolveSeries) : undefined;
-  if (channel && streamer) streamer.listen(channel.port1);
-  const task: ParseTask = { body: bytes, encodePgCopy: store.acceptsPgCopy && !streaming, updatedAtMs, stream: channel?.port2, chunkRows: STREAM_CHUNK_ROWS };
-  let parsed: ParseResult | undefined;
-  let outcome: StreamOutcome = 'fallback';
-  try {
-    parsed = await workers.run<ParseResult>('readings/task', task, [bytes.buffer, ...(channel ? [channel.port2 as unknown as ArrayBuffer] : [])]);
-  } finally {
-    // Also when the worker failed: an open stream is rolled back and its connection returned.
-    if (streamer) outcome = await streamer.settle(parsed?.chunks ?? 0, parsed?.ok ?? false);
-    release?.();
-  }
-  if (!parsed.ok) {
-    if (parsed.syntax) throw new HttpError('malformed_json', parsed.errors[0]!.message);
-    throw badRequest('Invalid readings: nothing was stored', parsed.errors);
-  }
-  if (outcome === 'committed') return parsed.timestamps.length;
-  const registerIds = await resolveSeries(db, parsed.series, principal);
-  await store.write({
-    registerIds,
-    offsets: parsed.offsets,
-    timestamps: parsed.timestamps,
-    values: parsed.values,
-    resolutions: parsed.resolutions,
-    months: parsed.months,
-    pgCopy: parsed.copy ? Buffer.from(parsed.copy.buffer, parsed.copy.byteOffset, parsed.copy.byteLength) : undefined,
-    updatedAtMs,
-  });
-  return parsed.timestamps.length;
+export async function ingestReadings(db: Queryable, store: TimeSeriesStore, principal: Principal, body: Buffer): Promise<number> {
+  const outcome = await store.write({ body, resolve: (series) => resolveSeries(db, series, principal) });
+  if (outcome.ok) return outcome.readings;
+  if (outcome.syntax) throw new HttpError('malformed_json', outcome.errors[0]!.message);
+  throw badRequest('Invalid readings: nothing was stored', outcome.errors);
 }

@@ -27,6 +27,11 @@ export interface QueryDeps {
   maxPoints: number;
 }
 
+const OPEN = Buffer.from('[');
+const EMPTY = Buffer.from('[]');
+const CLOSE = Buffer.from('}');
+const END = Buffer.from(']');
+
 export function aggregateOf(register: { measurementType: number }): 'sum' | 'avg' {
   return SUMMED_MEASUREMENTS.has(register.measurementType as MeasurementType) ? 'sum' : 'avg';
 }
@@ -50,7 +55,8 @@ function tooMany(maxPoints: number): HttpError {
   ]);
 }
 
-export async function queryReadings(deps: QueryDeps, q: ReadingsQuery, principal: Principal): Promise<string> {
+/** The response: `[{"registerId":…,"readings":[…]},…]` as UTF-8 JSON, each register once, in the order asked. */
+export async function queryReadings(deps: QueryDeps, q: ReadingsQuery, principal: Principal): Promise<Buffer> {
   if (q.start >= q.end) throw badRequest('start must be before end', [{ path: 'query.end', message: 'must be after start' }]);
   const registerIds = [...new Set(q.registerIds)];
   const registers = await checkedRegisters(deps, { ...q, registerIds }, principal);
@@ -60,7 +66,7 @@ export async function queryReadings(deps: QueryDeps, q: ReadingsQuery, principal
   }
   const stored = registers.filter((r) => !r.isVirtual);
   const virtual = registers.filter((r) => r.isVirtual);
-  const json = new Map<number, string>();
+  const json = new Map<number, Buffer>();
   try {
     if (stored.length > 0) {
       const part =
@@ -79,5 +85,8 @@ export async function queryReadings(deps: QueryDeps, q: ReadingsQuery, principal
     if (err instanceof TooManyPoints) throw tooMany(deps.maxPoints);
     throw err;
   }
-  return `[${registers.map((r) => `{"registerId":${r.id},"readings":${json.get(r.id) ?? '[]'}}`).join(',')}]`;
+  const pieces: Buffer[] = [OPEN];
+  registers.forEach((r, i) => pieces.push(Buffer.from(`${i === 0 ? '' : ','}{"registerId":${r.id},"readings":`), json.get(r.id) ?? EMPTY, CLOSE));
+  pieces.push(END);
+  return Buffer.concat(pieces);
 }

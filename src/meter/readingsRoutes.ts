@@ -7,7 +7,6 @@ import type { ApiRequest, RateLimitWindow, RouteDef } from '../http/types.ts';
 import { parseUtcTimestamp } from '../http/validation.ts';
 import type { TimeSeriesStore } from '../store/timeseries/types.ts';
 import type { Queryable } from '../store/database.ts';
-import type { WorkerPool } from '../workerPool.ts';
 import { ingestReadings } from './ingest.ts';
 import { queryReadings, type QueryDeps } from './readingsQuery.ts';
 import { registerReadingsSchema } from './schemas.ts';
@@ -15,7 +14,6 @@ import { registerReadingsSchema } from './schemas.ts';
 export interface ReadingsRouteDeps extends QueryDeps {
   db: Queryable;
   store: TimeSeriesStore;
-  workers: WorkerPool;
   rateLimit: readonly RateLimitWindow[];
 }
 
@@ -98,7 +96,7 @@ export function readingsRoutes(deps: ReadingsRouteDeps): RouteDef[] {
         const contentType = req.headers['content-type'];
         if (!isJsonContentType(contentType)) throw new HttpError('unsupported_content_type', `Expected Content-Type application/json, got ${contentType ? JSON.stringify(contentType) : 'none'}`);
         if (!req.rawBody || req.rawBody.length === 0) throw new HttpError('malformed_json', 'The request body is empty; a JSON document is required');
-        await ingestReadings(deps.db, deps.store, deps.workers, req.principal!, req.rawBody);
+        await ingestReadings(deps.db, deps.store, req.principal!, req.rawBody);
         return { status: 204 };
       },
     },

@@ -14,8 +14,8 @@ export interface ComputedSeries {
 }
 
 export interface VirtualEngine {
-  /** The register's readings for the query, as a JSON array like the stored ones. */
-  readingsJson(register: RegisterForRead, query: ReadingsQuery): Promise<string>;
+  /** The register's readings for the query, as a JSON array like the stored ones (UTF-8). */
+  readingsJson(register: RegisterForRead, query: ReadingsQuery): Promise<Buffer>;
   /** The register's values over [start, end) for computations (delivery validation). */
   series(register: RegisterForRead, start: number, end: number): Promise<ComputedSeries>;
 }

@@ -10,7 +10,8 @@
 import { CalculationType } from '../codes.ts';
 import { HttpError } from '../http/errors.ts';
 import type { Queryable } from '../store/database.ts';
-import type { TimeSeriesStore } from '../store/timeseries/types.ts';
+import { seriesJson } from '../store/timeseries/readingJson.ts';
+import type { Series, TimeSeriesStore } from '../store/timeseries/types.ts';
 import type { WorkerPool } from '../workerPool.ts';
 import { baselineLookbackDays } from '../../workers/virtual/baselineAlgorithms.ts';
 import { previousResetInstant } from '../../workers/virtual/runningTotal.ts';
@@ -34,10 +35,6 @@ interface Computed {
   timestamps: Float64Array;
   values: Float64Array;
   updatedAt: Float64Array;
-}
-
-function isoOrNull(ms: number): string {
-  return new Date(ms).toISOString();
 }
 
 /** Bucket starts covering [start, end) for a resolution (local days for 86400). */
@@ -181,19 +178,19 @@ export class VirtualRegisters implements VirtualEngine {
     return bucketStarts(start, end, native, register.timeZone).filter((t) => t >= start);
   }
 
-  async readingsJson(register: RegisterForRead, q: ReadingsQuery): Promise<string> {
+  async readingsJson(register: RegisterForRead, q: ReadingsQuery): Promise<Buffer> {
     const native = register.defaultResolution;
     const targets = this.nativeTargets(register, q.start, q.end);
     const computed = await this.compute(register, targets, native, 0);
-    const parts: string[] = [];
+    const out = new ReadingList(register.id);
     if (q.resolution === 0 || q.resolution === native) {
       for (let i = 0; i < targets.length; i += 1) {
         const v = computed.values[i]!;
         if (Number.isNaN(v)) continue;
         const u = computed.updatedAt[i]!;
-        parts.push(readingText(targets[i]!, bucketEnd(targets[i]!, native, register.timeZone), Number.isNaN(u) ? targets[i]! : u, v, native));
+        out.add(targets[i]!, bucketEnd(targets[i]!, native, register.timeZone), Number.isNaN(u) ? targets[i]! : u, v);
       }
-      return `[${parts.join(',')}]`;
+      return seriesJson(out.series(), native);
     }
     // Bucket the computed values like stored readings: by the register's kind, or averaged.
     const sum = !q.forceAverage && aggregateOf(register) === 'sum';
@@ -212,12 +209,29 @@ export class VirtualRegisters implements VirtualEngine {
         count += 1;
         if (!(computed.updatedAt[k]! <= latest)) latest = computed.updatedAt[k]!;
       }
-      if (count > 0) parts.push(readingText(b, e, Number.isNaN(latest) ? b : latest, sum ? total : total / count, q.resolution));
+      if (count > 0) out.add(b, e, Number.isNaN(latest) ? b : latest, sum ? total : total / count);
     }
-    return `[${parts.join(',')}]`;
+    return seriesJson(out.series(), q.resolution);
   }
 }
 
-function readingText(t: number, periodTo: number, updatedAt: number, value: number, resolution: number): string {
-  return `{"timestamp":"${isoOrNull(t)}","periodTo":"${isoOrNull(periodTo)}","updatedAt":"${isoOrNull(updatedAt)}","value":${value},"resolution":${resolution}}`;
+/** Computed readings collected for readingJson.ts: start, end, updatedAt, value. */
+class ReadingList {
+  private readonly t: number[] = [];
+  private readonly v: number[] = [];
+  private readonly r: number[] = [];
+  private readonly u: number[] = [];
+
+  constructor(private readonly registerId: number) {}
+
+  add(start: number, end: number, updatedAt: number, value: number): void {
+    this.t.push(start);
+    this.r.push(Math.round((end - start) / 1000));
+    this.u.push(updatedAt);
+    this.v.push(value);
+  }
+
+  series(): Series {
+    return { registerId: this.registerId, timestamps: Float64Array.from(this.t), values: Float64Array.from(this.v), resolutions: Int32Array.from(this.r), updatedAt: Float64Array.from(this.u) };
+  }
 }

@@ -10,14 +10,16 @@
 //     VALIDATION_WINDOW_MS ago, and VALIDATION_RETRY_MS after the last attempt (data may arrive,
 //     the resource may be configured);
 //   - Validated, ended less than VALIDATION_WINDOW_MS ago, and a reading of its registers in
-//     its period was updated after the readings its figures came from (a correction). This
-//     scan walks every validated transaction of the window, so each instance runs it at most
-//     once per VALIDATION_RETRY_MS (corrections are picked up within that time).
+//     its period was updated after the readings its figures came from (a correction; found
+//     through the time-series store by corrections.ts). This scan walks every validated
+//     transaction of the window, so each instance runs it at most once per VALIDATION_RETRY_MS
+//     (corrections are picked up within that time).
 // Availability: Pending past end + delay, or any state within the window once one of its
 // flexibility transactions was (re)validated after it; never while one of those is Pending.
 import { DeliveryValidationStatus } from '../codes.ts';
 import { notFound } from '../http/errors.ts';
 import { withTransaction, type PoolClient } from '../store/database.ts';
+import { findCorrected } from './corrections.ts';
 import { availabilityFigures, type Call, type FlexibilityFigures } from './deliveryValidation.ts';
 import { FLEX_ROW_SELECT, measureFlexibility, type FlexRow, type ValidationDeps } from './validationData.ts';
 
@@ -39,38 +41,25 @@ const MS = (param: string) => `(${param}::float8 * interval '1 millisecond')`;
 const NOT_BEFORE = (alias: string) => `coalesce(${alias}.next_validation_at, '-infinity') <= now()`;
 const RETRIED = [DeliveryValidationStatus.MissingActualData, DeliveryValidationStatus.MissingReferenceData, DeliveryValidationStatus.NotMeasurable].join(', ');
 
-/** A reading of `register` in t's period updated after the readings t's figures came from
- * (one index probe on (register_id, ts) per register: equality, so partitions prune). */
-const changed = (register: string) =>
-  `EXISTS (SELECT 1 FROM readings x WHERE x.register_id = ${register} AND x.ts >= t.start AND x.ts < t."end" AND x.updated_at > coalesce(t.readings_updated_at, t.validated_at))`;
-
-/** The three kinds of due flexibility transactions: a WHERE clause over t (and r, v) with $1
- * the delay or the window (ms), and which of the two it takes. */
-const FLEX_DUE: { where: string; ms: 'delayMs' | 'windowMs'; correction?: true }[] = [
+/** The two kinds of due flexibility transactions decided here: a WHERE clause over t with $1
+ * the delay or the window (ms), and which of the two it takes. The third kind, transactions
+ * whose readings were corrected, is found by corrections.ts. */
+const FLEX_DUE: { where: string; ms: 'delayMs' | 'windowMs' }[] = [
   { ms: 'delayMs', where: `t.delivery_validation_status = ${DeliveryValidationStatus.Pending} AND t."end" <= now() - ${MS('$1')} AND ${NOT_BEFORE('t')}` },
   { ms: 'windowMs', where: `t.delivery_validation_status IN (${RETRIED}) AND t."end" > now() - ${MS('$1')} AND ${NOT_BEFORE('t')}` },
-  {
-    ms: 'windowMs',
-    correction: true,
-    where: `t.delivery_validation_status = ${DeliveryValidationStatus.Validated} AND t."end" > now() - ${MS('$1')}
-    AND (${changed('r.actual_register_id')} OR (NOT r.use_zero_reference AND ${changed('r.reference_register_id')})
-      OR EXISTS (SELECT 1 FROM unnest(v.source_registers) AS s (id) WHERE ${changed('s.id')}))`,
-  },
 ];
 
-async function claimFlexibility(tx: PoolClient, timing: ValidationTiming, state: ValidationState): Promise<FlexRow[]> {
+/** Claims corrected transactions found by the scan, unless re-validated since ($2: attempts seen). */
+const CLAIM_CORRECTED = `${FLEX_ROW_SELECT} JOIN unnest($1::int[], $2::int[]) AS c(id, attempts) ON c.id = t.id AND c.attempts = t.validation_attempts
+  WHERE t.delivery_validation_status = ${DeliveryValidationStatus.Validated} ORDER BY t."end", t.id LIMIT $3 FOR UPDATE OF t SKIP LOCKED`;
+
+async function claimFlexibility(tx: PoolClient, timing: ValidationTiming): Promise<FlexRow[]> {
   const rows: FlexRow[] = [];
   for (const due of FLEX_DUE) {
     const room = timing.batchSize - rows.length;
     if (room <= 0) break;
-    if (due.correction && Date.now() - state.lastCorrectionScan < timing.retryMs) continue;
-    const { rows: claimed } = await tx.query<FlexRow>(
-      `${FLEX_ROW_SELECT} LEFT JOIN virtual_definitions v ON v.register_id = r.reference_register_id
-       WHERE ${due.where} ORDER BY t."end", t.id LIMIT $2 FOR UPDATE OF t SKIP LOCKED`,
-      [timing[due.ms], room],
-    );
+    const { rows: claimed } = await tx.query<FlexRow>(`${FLEX_ROW_SELECT} WHERE ${due.where} ORDER BY t."end", t.id LIMIT $2 FOR UPDATE OF t SKIP LOCKED`, [timing[due.ms], room]);
     rows.push(...claimed);
-    if (due.correction && claimed.length < room) state.lastCorrectionScan = Date.now();
   }
   return rows;
 }
@@ -152,11 +141,27 @@ const AVAILABILITY_DUE = `((a.delivery_validation_status = ${DeliveryValidationS
 
 /** One step of the job: a batch of each kind. Returns how many transactions were handled. */
 export async function validateDueTransactions(deps: ValidationDeps, timing: ValidationTiming, state: ValidationState = { lastCorrectionScan: 0 }): Promise<number> {
-  const flexibility = await withTransaction(deps.pool, async (tx) => {
-    const rows = await claimFlexibility(tx, timing, state);
+  let flexibility = await withTransaction(deps.pool, async (tx) => {
+    const rows = await claimFlexibility(tx, timing);
     await validateFlexibilityRows(deps, tx, rows, timing.retryMs);
     return rows.length;
   });
+  // Corrections, with the room left. The scan walks every validated transaction of the window, so
+  // it runs at most once per retryMs; outside any transaction (it reads through the pool and the
+  // time-series store, and holds no connection while it does).
+  const room = timing.batchSize - flexibility;
+  if (room > 0 && Date.now() - state.lastCorrectionScan >= timing.retryMs) {
+    const corrected = await findCorrected(deps.pool, deps.store, timing.windowMs, room);
+    if (corrected.ids.length > 0) {
+      flexibility += await withTransaction(deps.pool, async (tx) => {
+        const { rows } = await tx.query<FlexRow>(CLAIM_CORRECTED, [corrected.ids, corrected.attempts, room]);
+        await validateFlexibilityRows(deps, tx, rows, timing.retryMs);
+        return rows.length;
+      });
+    }
+    // The scan saw every validated transaction and all it found fit: done until retryMs has passed.
+    if (corrected.exhausted) state.lastCorrectionScan = Date.now();
+  }
   const availability = await withTransaction(deps.pool, async (tx) => {
     const { rows } = await tx.query<{ id: number }>(
       `SELECT a.id FROM availability_transactions a WHERE ${AVAILABILITY_DUE} ORDER BY a."end", a.id LIMIT $3 FOR UPDATE OF a SKIP LOCKED`,

@@ -1,33 +1,54 @@
 // One contract, every configured time-series backend. PostgreSQL always runs; QuestDB runs when
-// QUESTDB_HTTP_URL and QUESTDB_PG_URL point at a server (docker compose provides one) and is
-// reported as skipped otherwise. QuestDB applies writes asynchronously (WAL), so reads are polled.
+// QUESTDB_HTTP_URL and QUESTDB_PG_URL point at a server and is reported as skipped otherwise.
+// QuestDB applies writes asynchronously (WAL), so reads are polled.
 import { pino } from 'pino';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { VirtualRegisters } from '../../src/meter/virtualRegisters.ts';
+import { readingsRoutes } from '../../src/meter/readingsRoutes.ts';
+import { compile, createValidators } from '../../src/http/validation.ts';
 import { createPool, type Pool } from '../../src/store/database.ts';
-import { PostgresTimeSeriesStore } from '../../src/store/timeseries/postgresStore.ts';
-import { TooManyPoints, type TimeSeriesStore, type WriteBatch } from '../../src/store/timeseries/types.ts';
+import { PostgresTimeSeriesStore } from '../../src/store/timeseries/postgres/store.ts';
+import { TooManyPoints, type ParsedSeries, type ReadingRows, type TimeSeriesStore } from '../../src/store/timeseries/types.ts';
+import { WorkerPool } from '../../src/workerPool.ts';
 import { createTestDatabase } from '../support/testApp.ts';
 
 const log = pino({ level: 'silent' });
 const questdbHttp = process.env.QUESTDB_HTTP_URL;
 const questdbPg = process.env.QUESTDB_PG_URL;
+const workers = new WorkerPool(1);
+let pool: Pool;
 const pools: Pool[] = [];
+/** The published response schema of GET /api/readings, from the route table. */
+let validateResponse: (data: unknown) => boolean;
+
+beforeAll(async () => {
+  pool = createPool(await createTestDatabase(), 4, log);
+  const store = new PostgresTimeSeriesStore(pool, workers);
+  const routes = readingsRoutes({ db: pool, store, virtual: new VirtualRegisters(pool, store, workers), maxPoints: 1000, rateLimit: [] });
+  const route = routes.find((r) => r.method === 'GET' && r.path === '/api/readings')!;
+  validateResponse = compile(createValidators().body, route.responses[200]!.schema!, 'GET /api/readings response');
+});
 afterAll(async () => {
-  for (const p of pools) await p.end();
+  for (const p of [pool, ...pools]) await p?.end();
+  await workers.close();
 });
 
-function batch(registerId: number, start: number, values: number[], updatedAtMs: number, step = 900): WriteBatch {
-  const timestamps = Float64Array.from(values, (_, i) => start + i * step * 1000);
-  const d = new Date(start);
+const MINUTE = 60_000;
+const Q = 15 * MINUTE;
+
+function rows(registerId: number, start: number, values: number[], step = 900): ReadingRows {
   return {
     registerIds: [registerId],
     offsets: Int32Array.from([0, values.length]),
-    timestamps,
+    timestamps: Float64Array.from(values, (_, i) => start + i * step * 1000),
     values: Float64Array.from(values),
     resolutions: new Int32Array(values.length).fill(step),
-    months: [Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1)],
-    updatedAtMs,
   };
+}
+
+function body(meter: string, register: string, start: number, values: (number | string)[]): Buffer {
+  const items = values.map((v, i) => `{"timestamp":"${new Date(start + i * Q).toISOString()}","value":${v},"resolution":900}`);
+  return Buffer.from(`{"meters":[{"id":"${meter}","registers":[{"id":"${register}","values":[${items.join(',')}]}]}]}`);
 }
 
 async function eventually<T>(read: () => Promise<T>, ok: (value: T) => boolean): Promise<T> {
@@ -43,16 +64,19 @@ async function eventually<T>(read: () => Promise<T>, ok: (value: T) => boolean):
 function contract(name: string, open: () => Promise<TimeSeriesStore>) {
   describe(`time-series contract: ${name}`, () => {
     const base = Date.UTC(2031, 0, 1);
+    const hour = { start: base, end: base + 3_600_000 };
     let store: TimeSeriesStore;
     const id = 1_000_000 + Math.floor(Math.random() * 1_000_000);
+    const other = id + 1;
+    const values = async (registerId: number, range = hour) => [...(await store.readSeries({ registerIds: [registerId], ...range }))[0]!.values];
 
-    it('writes a batch and reads it back as stored', async () => {
+    it('writes rows and reads them back as stored', async () => {
       store = await open();
-      await store.write(batch(id, base, [1, 2, 3, 4], Date.UTC(2031, 0, 2)));
-      const json = await eventually(() => store.readJson({ registerIds: [id], start: base, end: base + 3_600_000 }, 100), (m) => m.has(id));
-      expect(JSON.parse(json.get(id)!)).toEqual([1, 2, 3, 4].map((v, i) => ({
-        timestamp: new Date(base + i * 900_000).toISOString(),
-        periodTo: new Date(base + (i + 1) * 900_000).toISOString(),
+      expect(await store.write({ rows: rows(id, base, [1, 2, 3, 4]), updatedAtMs: Date.UTC(2031, 0, 2) })).toEqual({ ok: true, readings: 4 });
+      const json = await eventually(() => store.readJson({ registerIds: [id], ...hour }, 100), (m) => m.has(id));
+      expect(JSON.parse(json.get(id)!.toString())).toEqual([1, 2, 3, 4].map((v, i) => ({
+        timestamp: new Date(base + i * Q).toISOString(),
+        periodTo: new Date(base + (i + 1) * Q).toISOString(),
         updatedAt: '2031-01-02T00:00:00.000Z',
         value: v,
         resolution: 900,
@@ -61,20 +85,61 @@ function contract(name: string, open: () => Promise<TimeSeriesStore>) {
     });
 
     it('replaces values and moves updatedAt on a correction', async () => {
-      await store.write(batch(id, base + 900_000, [20, 30], Date.UTC(2031, 0, 3)));
-      const series = await eventually(
-        async () => (await store.readSeries({ registerIds: [id], start: base, end: base + 3_600_000 }))[0]!,
-        (s) => s.values[1] === 20,
-      );
+      await store.write({ rows: rows(id, base + Q, [20, 30]), updatedAtMs: Date.UTC(2031, 0, 3) });
+      const series = await eventually(async () => (await store.readSeries({ registerIds: [id], ...hour }))[0]!, (s) => s.values[1] === 20);
       expect([...series.values]).toEqual([1, 20, 30, 4]);
       expect(series.updatedAt[1]).toBe(Date.UTC(2031, 0, 3));
       expect(series.updatedAt[0]).toBe(Date.UTC(2031, 0, 2));
     });
 
+    it('finds readings changed since an instant', async () => {
+      const corrected = Date.UTC(2031, 0, 3);
+      const answers = await store.changedSince([
+        { registerIds: [id], ...hour, since: corrected - 1 },
+        { registerIds: [id], ...hour, since: corrected },
+        { registerIds: [other, id], start: base + 3 * Q, end: base + 4 * Q, since: Date.UTC(2031, 0, 2) },
+        { registerIds: [other, id], start: base + 3 * Q, end: base + 4 * Q, since: Date.UTC(2031, 0, 2) - 1 },
+        { registerIds: [id], start: base + 3 * Q, end: base + 3 * Q, since: 0 },
+        { registerIds: [], ...hour, since: 0 },
+      ]);
+      expect(answers).toEqual([true, false, false, true, false, false]);
+    });
+
+    it('writes a body with the ids its resolver gives, the last duplicate winning', async () => {
+      const seen: ParsedSeries[] = [];
+      const resolve = async (series: readonly ParsedSeries[]) => {
+        seen.push(...series);
+        return series.map(() => other);
+      };
+      const outcome = await store.write({ body: body('M', 'R', base, [5, 6, 7, 8]), resolve });
+      expect(outcome).toEqual({ ok: true, readings: 4 });
+      expect(seen.map((s) => [s.meterId, s.registerId])).toEqual([['M', 'R']]);
+      expect(await eventually(() => values(other), (v) => v.length === 4)).toEqual([5, 6, 7, 8]);
+      // Two entries of one register in one body: the later value of a timestamp wins.
+      const twice = `{"meters":[{"id":"M","registers":[{"id":"R","values":[{"timestamp":"${new Date(base).toISOString()}","value":50,"resolution":900}]},
+        {"id":"R","values":[{"timestamp":"${new Date(base).toISOString()}","value":51,"resolution":900}]}]}]}`;
+      expect(await store.write({ body: Buffer.from(twice), resolve })).toEqual({ ok: true, readings: 1 });
+      expect(await eventually(() => values(other), (v) => v[0] === 51)).toEqual([51, 6, 7, 8]);
+    });
+
+    it('stores nothing of a refused body or a series its resolver refuses', async () => {
+      const never = async () => [other];
+      const bad = await store.write({ body: body('M', 'R', base + 2 * 3_600_000, [1, '"x"']), resolve: never });
+      expect(bad).toMatchObject({ ok: false, syntax: false, errors: [{ path: 'meters[0].registers[0].values[1].value' }] });
+      expect(await store.write({ body: Buffer.from('{"meters":['), resolve: never })).toMatchObject({ ok: false, syntax: true });
+      const refuse = async () => {
+        throw new Error('no access');
+      };
+      await expect(store.write({ body: body('M', 'R', base + 2 * 3_600_000, [1, 2]), resolve: refuse })).rejects.toThrow('no access');
+      // Give an asynchronous backend time to show anything it might have taken.
+      await new Promise((r) => setTimeout(r, name === 'postgres' ? 0 : 1000));
+      expect(await values(other, { start: base + 2 * 3_600_000, end: base + 3 * 3_600_000 })).toEqual([]);
+    });
+
     it('sums or averages into buckets, and day buckets follow a time zone', async () => {
-      const sums = await store.bucketSeries({ registers: [{ id, aggregate: 'sum', timeZone: 'UTC' }], start: base, end: base + 3_600_000, resolutionSeconds: 3600 });
+      const sums = await store.bucketSeries({ registers: [{ id, aggregate: 'sum', timeZone: 'UTC' }], ...hour, resolutionSeconds: 3600 });
       expect([...sums[0]!.values]).toEqual([55]);
-      const avgs = JSON.parse((await store.bucketsJson({ registers: [{ id, aggregate: 'avg', timeZone: 'UTC' }], start: base, end: base + 3_600_000, resolutionSeconds: 1800 })).get(id)!);
+      const avgs = JSON.parse((await store.bucketsJson({ registers: [{ id, aggregate: 'avg', timeZone: 'UTC' }], ...hour, resolutionSeconds: 1800 })).get(id)!.toString());
       expect(avgs.map((b: { value: number }) => b.value)).toEqual([10.5, 17]);
       expect(avgs[0]).toMatchObject({ periodTo: new Date(base + 1_800_000).toISOString(), resolution: 1800 });
       const days = await store.bucketSeries({ registers: [{ id, aggregate: 'sum', timeZone: 'Asia/Tokyo' }], start: base - 86_400_000, end: base + 86_400_000, resolutionSeconds: 86400 });
@@ -83,27 +148,51 @@ function contract(name: string, open: () => Promise<TimeSeriesStore>) {
       expect([...days[0]!.resolutions]).toEqual([86400]);
     });
 
+    it('answers in the published response schema of GET /api/readings', async () => {
+      // Odd numbers, and a 25-hour local day (the end of summer time in Amsterdam, 2031-10-26).
+      const dst = Date.UTC(2031, 9, 25, 22);
+      await store.write({ rows: rows(id, dst, [1e21, -1e-7, 0, 123456789.123, -0.5, 2 ** 53]), updatedAtMs: dst });
+      const days = { start: dst, end: dst + 2 * 86_400_000 };
+      await eventually(() => values(id, days), (v) => v.length === 6);
+      const answers = [
+        await store.readJson({ registerIds: [id, other], ...hour }, 100),
+        await store.readJson({ registerIds: [id], ...days }, 100),
+        await store.bucketsJson({ registers: [{ id, aggregate: 'avg', timeZone: 'UTC' }], ...days, resolutionSeconds: 3600 }),
+        await store.bucketsJson({ registers: [{ id, aggregate: 'sum', timeZone: 'Europe/Amsterdam' }, { id: other, aggregate: 'avg', timeZone: 'UTC' }], ...days, resolutionSeconds: 86400 }),
+      ];
+      for (const answer of answers) {
+        const response = JSON.parse(`[${[...answer].map(([registerId, json]) => `{"registerId":${registerId},"readings":${json}}`).join(',')}]`);
+        expect(response.length).toBeGreaterThan(0);
+        expect(validateResponse(response)).toBe(true);
+      }
+      const day = JSON.parse(answers[3]!.get(id)!.toString());
+      expect(day[0]).toMatchObject({ timestamp: '2031-10-25T22:00:00.000Z', periodTo: '2031-10-26T23:00:00.000Z', resolution: 86400 });
+      expect(JSON.parse(answers[1]!.get(id)!.toString()).map((r: { value: number }) => r.value)).toEqual([1e21, -1e-7, 0, 123456789.123, -0.5, 2 ** 53]);
+    });
+
     it('refuses to return more points than allowed', async () => {
-      await expect(store.readJson({ registerIds: [id], start: base, end: base + 3_600_000 }, 3)).rejects.toBeInstanceOf(TooManyPoints);
+      await expect(store.readJson({ registerIds: [id], ...hour }, 3)).rejects.toBeInstanceOf(TooManyPoints);
     });
 
     it('deletes a register’s readings', async () => {
       await store.deleteRegister(id);
       expect(await eventually(() => store.hasReadings(id), (has) => !has)).toBe(false);
+      expect(await store.hasReadings(other)).toBe(true);
       await store.close();
     });
   });
 }
 
 contract('postgres', async () => {
-  const pool = createPool(await createTestDatabase(), 4, log);
-  pools.push(pool);
-  return new PostgresTimeSeriesStore(pool);
+  // A database of its own (the store's close() leaves the pool to its owner).
+  const own = createPool(await createTestDatabase(), 4, log);
+  pools.push(own);
+  return new PostgresTimeSeriesStore(own, workers);
 });
 
 describe.skipIf(!questdbHttp || !questdbPg)('QuestDB (set QUESTDB_HTTP_URL and QUESTDB_PG_URL to run; no QuestDB server here)', () => {
   contract('questdb', async () => {
-    const { QuestDbTimeSeriesStore } = await import('../../src/store/timeseries/questdbStore.ts');
-    return QuestDbTimeSeriesStore.connect(questdbHttp!, questdbPg!, log);
+    const { QuestDbTimeSeriesStore } = await import('../../src/store/timeseries/questdb/store.ts');
+    return QuestDbTimeSeriesStore.connect({ httpUrl: questdbHttp!, pgUrl: questdbPg! }, workers, log);
   });
 });

@@ -1,6 +1,6 @@
-// Worker task for POST /api/readings: parse and validate the body, group and sort it, and
-// (for the PostgreSQL store) encode the binary COPY payload — all off the event loop.
-// Input and output are plain data; typed arrays travel by transfer, not copy.
+// Worker task for POST /api/readings: parse and validate the body, group and sort it, and encode
+// it in the wire format the time-series backend asked for — all off the event loop. Input and
+// output are plain data; typed arrays travel by transfer, not copy.
 //
 // Streaming (`stream` set, PostgreSQL store, large bodies): every `chunkRows` rows, at the end
 // of a meter and while nothing has been refused, the rows parsed since the last chunk are grouped,
@@ -12,9 +12,13 @@ import { transfer } from '../transfer.ts';
 import { COPY_HEADER, encodeCopy } from './pgCopy.ts';
 import { group, monthsOf, parseReadings, type FieldError, type ParsedBatch, type ParsedSeries, type Rows } from './parseReadings.ts';
 
+/** What the rows are encoded as besides columns: `pgCopy` = PostgreSQL binary COPY rows
+ * (pgCopy.ts), register ids left 0 for the store to fill in. */
+export type ReadingEncoding = 'none' | 'pgCopy';
+
 export interface ParseTask {
   body: Uint8Array;
-  encodePgCopy: boolean;
+  encoding: ReadingEncoding;
   updatedAtMs: number;
   stream?: MessagePort;
   chunkRows?: number;
@@ -113,7 +117,7 @@ export default function parseReadingsTask(task: ParseTask): ParseResult {
   const timestamps = batch.timestamps.slice();
   const values = batch.values.slice();
   const resolutions = batch.resolutions.slice();
-  const copy = task.encodePgCopy ? new Uint8Array(encodeCopy(timestamps, values, resolutions, task.updatedAtMs)) : undefined;
+  const copy = task.encoding === 'pgCopy' ? new Uint8Array(encodeCopy(timestamps, values, resolutions, task.updatedAtMs)) : undefined;
   const result: ParseResult = { ok: true, series: batch.series, offsets: batch.offsets, timestamps, values, resolutions, months: batch.months, copy, chunks: emitter?.sent() ?? 0 };
   return transfer(result, [batch.offsets.buffer, timestamps.buffer, values.buffer, resolutions.buffer, ...(copy ? [copy.buffer] : [])]);
 }

@@ -14,8 +14,9 @@ import { createLogger } from '../../log.ts';
 import { createPool, type Pool } from '../../store/database.ts';
 import { isAlive, startEmbeddedPostgres, type RunningPostgres } from '../../store/embeddedPostgres.ts';
 import { migrate } from '../../store/migrate.ts';
-import { createTimeSeriesStore } from '../../store/timeseries/index.ts';
+import { createTimeSeriesStore, timeSeriesConfig } from '../../store/timeseries/index.ts';
 import type { TimeSeriesStore } from '../../store/timeseries/types.ts';
+import { WorkerPool } from '../../workerPool.ts';
 
 /** Connections a CLI needs: one for the write in flight, one for lookups, spare for the store. */
 const CLI_POOL_MAX = 4;
@@ -91,13 +92,20 @@ export async function openCliDatabase(config: Config, log: Logger): Promise<CliD
     // Loaded here, not at the top: app.ts brings every domain, which `--help` does not need.
     const { MIGRATIONS } = await import('../../app.ts');
     await migrate(pool, MIGRATIONS, log);
-    const store = await createTimeSeriesStore({ backend: config.timeseriesBackend, questdbHttpUrl: config.questdbHttpUrl, questdbPgUrl: config.questdbPgUrl }, pool, log);
+    // The store's worker pool starts no thread until a write needs one (rows from the CSV
+    // import are encoded in this thread; exports need none).
+    const workers = new WorkerPool(1, 0);
+    const store = await createTimeSeriesStore(timeSeriesConfig(config), { pool, workers, log }).catch(async (err: unknown) => {
+      await workers.close();
+      throw err;
+    });
     return {
       pool,
       store,
       where,
       close: async () => {
         await store.close().catch(() => undefined);
+        await workers.close().catch(() => undefined);
         await cleanup();
       },
     };

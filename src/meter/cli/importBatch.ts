@@ -3,11 +3,10 @@
 // `seal()` resolves the (meter, register) pairs it has not seen before in ONE query (the API's
 // `lookupSeries`, so the rules are the same), rejects the rows of pairs that cannot take readings,
 // and groups the rest exactly like POST /api/readings does (by series, sorted by time, the last
-// of equal timestamps wins) into a WriteBatch, COPY-encoded when the store wants that.
+// of equal timestamps wins) into rows for the time-series store.
 import type { Queryable } from '../../store/database.ts';
-import type { WriteBatch } from '../../store/timeseries/types.ts';
-import { encodeCopy } from '../../../workers/readings/pgCopy.ts';
-import { Rows, group, monthsOf } from '../../../workers/readings/parseReadings.ts';
+import type { ReadingRows } from '../../store/timeseries/types.ts';
+import { Rows, group } from '../../../workers/readings/parseReadings.ts';
 import { lookupSeries, type SeriesLookup } from '../ingest.ts';
 
 export interface Reject {
@@ -44,7 +43,7 @@ export class SeriesCache {
 
 export interface SealedBatch {
   /** Undefined when no row of the batch is valid. */
-  write: WriteBatch | undefined;
+  write: ReadingRows | undefined;
   /** Valid rows that were replaced by a later row with the same register and timestamp in this batch. */
   duplicates: number;
   /** Sorted by line. */
@@ -109,7 +108,7 @@ export class ImportBatch {
   }
 
   /** Resolves new pairs, moves the rows of unusable ones to the rejects and builds the write. */
-  async seal(db: Queryable, encodePgCopy: boolean): Promise<SealedBatch> {
+  async seal(db: Queryable): Promise<SealedBatch> {
     const unresolved = this.series.filter((s) => s.lookup === undefined);
     if (unresolved.length > 0) {
       const lookups = await lookupSeries(db, unresolved, null);
@@ -144,18 +143,8 @@ export class ImportBatch {
     const sealed: SealedBatch = { write: undefined, duplicates: 0, rejects, lastLine: this.lastLine };
     if (kept > 0) {
       const grouped = group(rows, registerIds.length);
-      const updatedAtMs = Date.now();
       sealed.duplicates = kept - grouped.kept;
-      sealed.write = {
-        registerIds,
-        offsets: grouped.offsets,
-        timestamps: grouped.timestamps,
-        values: grouped.values,
-        resolutions: grouped.resolutions,
-        months: monthsOf(grouped.timestamps),
-        pgCopy: encodePgCopy ? encodeCopy(grouped.timestamps, grouped.values, grouped.resolutions, updatedAtMs) : undefined,
-        updatedAtMs,
-      };
+      sealed.write = { registerIds, offsets: grouped.offsets, timestamps: grouped.timestamps, values: grouped.values, resolutions: grouped.resolutions };
     }
     return sealed;
   }

@@ -60,7 +60,7 @@ export async function runImport(o: ImportOptions, stats: ImportStats): Promise<v
   };
 
   const flush = async () => {
-    const sealed = await batch.seal(o.db, o.store.acceptsPgCopy);
+    const sealed = await batch.seal(o.db);
     batch.clear();
     rawSeries = new Map();
     await o.rejects.append(sealed.rejects);
@@ -71,7 +71,7 @@ export async function runImport(o: ImportOptions, stats: ImportStats): Promise<v
       return;
     }
     const rows = sealed.write.timestamps.length;
-    writing = o.store.write(sealed.write).then(
+    writing = o.store.write({ rows: sealed.write }).then(
       () => {
         stats.stored += rows;
         stats.duplicates += sealed.duplicates;

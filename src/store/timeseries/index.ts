@@ -1,21 +1,49 @@
-// Chooses the time-series backend from the configuration.
+// Chooses the time-series backend from the configuration. The store uses the worker pool for
+// the CPU work of writes (parsing and encoding bodies in the backend's wire format).
 import type { Logger } from 'pino';
+import type { Config } from '../../config.ts';
 import type { Pool } from '../database.ts';
-import { PostgresTimeSeriesStore } from './postgresStore.ts';
+import type { WorkerPool } from '../../workerPool.ts';
+import { PostgresTimeSeriesStore } from './postgres/store.ts';
+import type { IlpProtocolSetting } from './questdb/ilpSender.ts';
 import type { TimeSeriesStore } from './types.ts';
 
 export interface TimeSeriesConfig {
   backend: 'postgres' | 'questdb';
   questdbHttpUrl?: string;
   questdbPgUrl?: string;
+  /** QUESTDB_ILP_PROTOCOL_VERSION: `auto` (default), 1, 2 or 3. */
+  questdbIlpProtocolVersion?: IlpProtocolSetting;
   /** How many parts a large PostgreSQL read is split into (QUERY_PARTS). */
   queryParts?: number;
 }
 
-export async function createTimeSeriesStore(config: TimeSeriesConfig, pool: Pool, log: Logger): Promise<TimeSeriesStore> {
+/** The store's part of the platform configuration. */
+export function timeSeriesConfig(config: Pick<Config, 'timeseriesBackend' | 'questdbHttpUrl' | 'questdbPgUrl' | 'questdbIlpProtocolVersion' | 'queryParts'>): TimeSeriesConfig {
+  return {
+    backend: config.timeseriesBackend,
+    questdbHttpUrl: config.questdbHttpUrl,
+    questdbPgUrl: config.questdbPgUrl,
+    questdbIlpProtocolVersion: config.questdbIlpProtocolVersion,
+    queryParts: config.queryParts,
+  };
+}
+
+export interface TimeSeriesDeps {
+  /** The platform's PostgreSQL (readings live there with the postgres backend). */
+  pool: Pool;
+  workers: WorkerPool;
+  log: Logger;
+}
+
+export async function createTimeSeriesStore(config: TimeSeriesConfig, deps: TimeSeriesDeps): Promise<TimeSeriesStore> {
   if (config.backend === 'questdb') {
-    const { QuestDbTimeSeriesStore } = await import('./questdbStore.ts');
-    return QuestDbTimeSeriesStore.connect(config.questdbHttpUrl!, config.questdbPgUrl!, log);
+    const { QuestDbTimeSeriesStore } = await import('./questdb/store.ts');
+    return QuestDbTimeSeriesStore.connect(
+      { httpUrl: config.questdbHttpUrl!, pgUrl: config.questdbPgUrl!, ilpProtocolVersion: config.questdbIlpProtocolVersion },
+      deps.workers,
+      deps.log,
+    );
   }
-  return new PostgresTimeSeriesStore(pool, config.queryParts);
+  return new PostgresTimeSeriesStore(deps.pool, deps.workers, config.queryParts);
 }

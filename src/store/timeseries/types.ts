@@ -1,35 +1,61 @@
-// The time-series store: where readings live. Two implementations behind this small interface,
-// chosen by configuration (TIMESERIES_BACKEND): PostgreSQL (default, needs nothing extra) and
-// QuestDB (large installations). The meter domain talks only to this interface.
+// The time-series store: where readings live, and the only code that reads or writes them.
+// Two backends behind this small interface, chosen by configuration (TIMESERIES_BACKEND):
+// PostgreSQL (default, needs nothing extra) and QuestDB (large installations). Domains talk only
+// to this interface; what a backend does inside (COPY, ILP, …) stays inside.
 //
-// Reads that go straight to an HTTP response return each register's readings already encoded
-// as a JSON array: building the JSON where the rows are (PostgreSQL builds it in C) keeps the
-// event loop to concatenating strings. Reads that feed computations (virtual registers,
-// baselines, delivery validation) return typed arrays.
+// Writes: one path, `write()`. A POST /api/readings body goes in as bytes; the backend has the
+// worker pool parse, validate and encode it in its own wire format, asks the caller's resolver
+// for the register ids of the body's series (the meter domain resolves externalIds and checks
+// access), and stores the whole batch or nothing. Rows already in columns (the CSV import,
+// reference readings) go in the same way with their register ids.
+//
+// Reads that go straight to an HTTP response return each register's readings as a JSON array,
+// built by readingJson.ts for both backends; reads that feed computations (virtual registers,
+// baselines, delivery validation, export) return typed arrays.
+import type { FieldError, ParsedSeries } from '../../../workers/readings/parseReadings.ts';
 
-/** A validated batch: series (one per register) of rows sorted by time with unique timestamps. */
-export interface WriteBatch {
-  /** Register id of each series. */
+export type { FieldError, ParsedSeries };
+
+/** Register ids of a body's series, in order. Throwing refuses the batch: nothing is stored and
+ * the error reaches the caller of write() unchanged. */
+export type RegisterResolver = (series: readonly ParsedSeries[]) => Promise<number[]>;
+
+/** Rows of known registers: series s (register registerIds[s]) is rows offsets[s] .. offsets[s+1]-1,
+ * sorted by time with unique timestamps (parseReadings.ts `group` builds this). */
+export interface ReadingRows {
   registerIds: ArrayLike<number>;
-  /** Rows of series s are offsets[s] .. offsets[s+1]-1. */
   offsets: Int32Array;
   timestamps: Float64Array;
   values: Float64Array;
+  /** Seconds each reading covers. */
   resolutions: Int32Array;
-  /** First instants (UTC ms) of the months the rows fall in. */
-  months: number[];
-  /** The same rows as a PostgreSQL binary COPY payload with register ids still 0 (encoded in a
-   * worker when the store `acceptsPgCopy`). */
-  pgCopy?: Buffer;
-  /** Becomes `updatedAt` of every row (a correction moves it). */
-  updatedAtMs: number;
 }
+
+/** A POST /api/readings body (`{"meters":[…]}`) and the resolver of its (meter, register) series. */
+export interface BodyInput {
+  body: Uint8Array;
+  resolve: RegisterResolver;
+  /** Becomes `updatedAt` of every row written (default: now); a correction moves it. */
+  updatedAtMs?: number;
+}
+
+/** Rows already validated, of known registers (the CSV import, reference readings). */
+export interface RowsInput {
+  rows: ReadingRows;
+  updatedAtMs?: number;
+}
+
+export type ReadingsInput = BodyInput | RowsInput;
+
+/** A body that is not valid JSON (`syntax`) or holds refused values: nothing was stored. */
+export type WriteOutcome = { ok: true; readings: number } | { ok: false; syntax: boolean; errors: FieldError[] };
 
 /** Numeric readings of one register, time-ordered. */
 export interface Series {
   registerId: number;
   timestamps: Float64Array;
   values: Float64Array;
+  /** Seconds each row covers: periodTo = timestamp + resolution (a local day: 82,800–90,000). */
   resolutions: Int32Array;
   updatedAt: Float64Array;
 }
@@ -50,45 +76,37 @@ export interface BucketQuery {
   resolutionSeconds: number;
 }
 
+/** Has any of these registers a reading in [start, end) (UTC ms) updated after `since` (UTC ms)? */
+export interface ChangeQuery {
+  registerIds: readonly number[];
+  start: number;
+  end: number;
+  since: number;
+}
+
 export class TooManyPoints extends Error {
   constructor(readonly limit: number) {
     super(`more than ${limit} points`);
   }
 }
 
-/** A COPY into the readings table that is fed while the batch is still being parsed (PostgreSQL
- * only). Nothing is visible until finish(); abort() leaves nothing behind. */
-export interface ReadingStream {
-  /** Whether rows of these months (UTC month starts) can be written: the stream was opened for
-   * other months, and their partitions cannot be created while it is open. */
-  accepts(months: readonly number[]): Promise<boolean>;
-  /** COPY rows (binary, no header) with register ids filled in. */
-  write(rows: Buffer): Promise<void>;
-  finish(): Promise<void>;
-  abort(): Promise<void>;
-}
-
 export interface TimeSeriesStore {
   readonly backend: 'postgres' | 'questdb';
-  /** Whether write() wants `pgCopy` (then the ingest worker encodes it). */
-  readonly acceptsPgCopy: boolean;
-  /** Stores the batch atomically: all rows or none. Existing (register, timestamp) rows are replaced. */
-  write(batch: WriteBatch): Promise<void>;
-  /** Readings as stored, per register, as JSON arrays of {timestamp, periodTo, updatedAt, value, resolution}. Throws TooManyPoints. */
-  readJson(query: RangeQuery, maxPoints: number): Promise<Map<number, string>>;
-  /** Readings summed or averaged into buckets (only buckets with data), same JSON shape. */
-  bucketsJson(query: BucketQuery): Promise<Map<number, string>>;
-  /** Numeric readings for computations. */
+  /** Stores the readings atomically: all rows or none. A stored (register, timestamp) is replaced
+   * and its updatedAt moves; within one input the last of equal timestamps wins. */
+  write(input: ReadingsInput): Promise<WriteOutcome>;
+  /** Readings as stored, per register with data, as JSON arrays of Reading (UTF-8). Throws TooManyPoints. */
+  readJson(query: RangeQuery, maxPoints: number): Promise<Map<number, Buffer>>;
+  /** Readings summed or averaged into buckets (only buckets with data), same JSON shape;
+   * `resolution` of a bucket is the length asked for (86400 also on a 23-hour local day). */
+  bucketsJson(query: BucketQuery): Promise<Map<number, Buffer>>;
+  /** Numeric readings for computations, one Series per register asked, in that order. */
   readSeries(query: RangeQuery): Promise<Series[]>;
-  /** Numeric bucketed readings for computations (bucket starts; resolution = bucket length). */
+  /** Numeric bucketed readings (bucket starts; resolutions = real bucket lengths), one per register. */
   bucketSeries(query: BucketQuery): Promise<Series[]>;
-  /** A slot for one streaming write (its release function), or undefined when none is free now.
-   * Absent with beginStream when the backend cannot stream. */
-  reserveStream?(): (() => void) | undefined;
-  /** Opens a streaming write into these months (partitions are created first). */
-  beginStream?(months: readonly number[]): Promise<ReadingStream>;
-  /** Whether any of the registers holds readings within its [low, high] (UTC ms) range. */
-  overlaps?(registerIds: readonly number[], lows: readonly number[], highs: readonly number[]): Promise<boolean>;
+  /** For each query, whether readings were corrected (or added) after its `since`: delivery
+   * validation re-validates figures computed from readings that changed since. */
+  changedSince(queries: readonly ChangeQuery[]): Promise<boolean[]>;
   hasReadings(registerId: number): Promise<boolean>;
   deleteRegister(registerId: number): Promise<void>;
   close(): Promise<void>;

@@ -1,30 +1,29 @@
-// The streaming path of POST /api/readings for large batches: the worker posts encoded chunks of
-// completed meters while it keeps parsing, and this side resolves their registers and feeds them
-// into one COPY, so parsing (≈1.2 s per million readings here) overlaps the COPY (≈3 s) instead
-// of preceding it (bench/ingest.ts, docs/benchmarks-meter.md).
+// The streaming path of a large body (PostgreSQL): the worker posts encoded chunks of completed
+// meters while it keeps parsing, and this side resolves their registers and feeds them into one
+// COPY, so parsing (≈1.2 s per million readings here) overlaps the COPY (≈3 s) instead of
+// preceding it (bench/ingest.ts, docs/benchmarks-meter.md).
 //
 // It is an optimistic fast path. Whenever it cannot finish the job exactly like the sequential
 // path would — a register named again in a later chunk (the last duplicate must win), readings
 // already stored in a chunk's range (corrections take the merge path), a later chunk's month
 // without a partition yet (it cannot be created under the open COPY), a concurrent writer — it
-// is abandoned (rolled back) and the caller writes the whole batch the ordinary way from the
-// worker's complete result (which also reports any refused value or meter the caller may not
-// write, with its path: nothing is committed here before the worker's verdict, so the batch stays
-// all or nothing).
+// is abandoned (rolled back) and the whole batch is written the ordinary way from the worker's
+// complete result (which also reports any refused value, and the resolver any meter the caller
+// may not write, with its path: nothing is committed here before the worker's verdict, so the
+// batch stays all or nothing).
 import type { MessagePort } from 'node:worker_threads';
-import type { Principal } from '../http/types.ts';
-import type { Queryable } from '../store/database.ts';
-import type { ReadingStream, TimeSeriesStore } from '../store/timeseries/types.ts';
-import { fillRegisterIds } from '../../workers/readings/pgCopy.ts';
-import type { ParsedSeries } from '../../workers/readings/parseReadings.ts';
-import type { ReadingChunk } from '../../workers/readings/task.ts';
+import type { Pool } from '../../database.ts';
+import { fillRegisterIds } from '../../../../workers/readings/pgCopy.ts';
+import type { ReadingChunk } from '../../../../workers/readings/task.ts';
+import type { RegisterResolver } from '../types.ts';
+import { overlaps } from './copyWrite.ts';
+import { ReadingStream } from './readingStream.ts';
 
 export type StreamOutcome = 'committed' | 'fallback';
 
 export class ChunkStreamer {
   private stream: ReadingStream | undefined;
   private readonly months = new Set<number>();
-  private readonly series: ParsedSeries[] = [];
   private readonly registerIds: number[] = [];
   private readonly streamed = new Set<number>();
   private chain: Promise<void> = Promise.resolve();
@@ -33,10 +32,8 @@ export class ChunkStreamer {
   private port: MessagePort | undefined;
 
   constructor(
-    private readonly db: Queryable,
-    private readonly store: TimeSeriesStore,
-    private readonly principal: Principal,
-    private readonly resolve: (db: Queryable, series: readonly ParsedSeries[], principal: Principal) => Promise<number[]>,
+    private readonly pool: Pool,
+    private readonly resolve: RegisterResolver,
   ) {}
 
   listen(port: MessagePort): void {
@@ -56,16 +53,15 @@ export class ChunkStreamer {
   private async take(chunk: ReadingChunk): Promise<void> {
     this.processed += 1;
     if (this.fallback) return;
-    this.series.push(...chunk.newSeries);
-    const fresh = await this.resolve(this.db, chunk.newSeries, this.principal);
+    const fresh = await this.resolve(chunk.newSeries);
     this.registerIds.push(...fresh);
     if (chunk.seriesIndexes.some((s) => this.streamed.has(s))) return this.giveUp();
     const newMonths = chunk.months.filter((m) => !this.months.has(m));
-    if (!this.stream) this.stream = await this.store.beginStream!(chunk.months);
+    if (!this.stream) this.stream = await ReadingStream.open(this.pool, chunk.months);
     else if (newMonths.length > 0 && !(await this.stream.accepts(newMonths))) return this.giveUp();
     newMonths.forEach((m) => this.months.add(m));
     const ids = chunk.seriesIndexes.map((s) => this.registerIds[s]!);
-    if (await this.store.overlaps!(ids, [...chunk.firsts], [...chunk.lasts])) return this.giveUp();
+    if (await overlaps(this.pool, ids, [...chunk.firsts], [...chunk.lasts])) return this.giveUp();
     chunk.seriesIndexes.forEach((s) => this.streamed.add(s));
     const rows = Buffer.from(chunk.copy.buffer, chunk.copy.byteOffset, chunk.copy.byteLength);
     fillRegisterIds(rows, chunk.offsets, ids, 0);

@@ -1,0 +1,127 @@
+// The one place a reading becomes JSON: the published Reading of GET /api/readings
+// ({timestamp, periodTo, updatedAt, value, resolution}; `readingSchema` in src/meter/schemas.ts),
+// for both backends and for computed (virtual) registers. test/integration/timeseriesContract
+// checks every backend's answers against the route's response schema.
+//
+// Written as bytes, not strings, and by hand, not with fast-json-stringify: this is the hot path
+// of large reads (100 registers × a month of hourly averages is 74,400 readings, 11 MB of JSON),
+// where a generic serializer needs an object and three date strings per reading and string
+// concatenation leaves ~10 small strings per reading for the garbage collector. Here a series
+// is written into one buffer sized for its worst case: timestamps digit by digit from a cached
+// date prefix, constant pieces copied, the number the only string made per reading (V8's
+// shortest round-trip text). Measured in docs/benchmarks-meter.md.
+import type { Series } from './types.ts';
+
+const DAY_MS = 86_400_000;
+/** The longest reading: fixed text 76 bytes, three timestamps of at most 27 (six-digit years),
+ * a number of at most 24 characters, a resolution of at most 11. */
+const MAX_READING_BYTES = 76 + 3 * 27 + 24 + 11 + 1;
+
+const ascii = (text: string) => Buffer.from(text, 'latin1');
+const OPEN = ascii('{"timestamp":"');
+const NEXT = ascii(',{"timestamp":"');
+const PERIOD_TO = ascii('","periodTo":"');
+const UPDATED_AT = ascii('","updatedAt":"');
+const VALUE = ascii('","value":');
+const NULL = ascii('null');
+
+let cachedDay = NaN;
+let cachedPrefix = Buffer.alloc(0);
+
+function put(out: Buffer, at: number, bytes: Uint8Array): number {
+  for (let i = 0; i < bytes.length; i += 1) out[at + i] = bytes[i]!;
+  return at + bytes.length;
+}
+
+function putText(out: Buffer, at: number, text: string): number {
+  for (let i = 0; i < text.length; i += 1) out[at + i] = text.charCodeAt(i);
+  return at + text.length;
+}
+
+function two(out: Buffer, at: number, n: number): void {
+  out[at] = 48 + Math.floor(n / 10);
+  out[at + 1] = 48 + (n % 10);
+}
+
+/** Writes `YYYY-MM-DDTHH:MM:SS.mmmZ` (Date#toISOString's text) of an instant in whole UTC ms. */
+function putIso(out: Buffer, at: number, ms: number): number {
+  const day = Math.floor(ms / DAY_MS);
+  if (day !== cachedDay) {
+    const text = new Date(day * DAY_MS).toISOString();
+    cachedPrefix = ascii(text.slice(0, text.indexOf('T') + 1));
+    cachedDay = day;
+  }
+  at = put(out, at, cachedPrefix);
+  let rest = ms - day * DAY_MS;
+  const hours = Math.floor(rest / 3_600_000);
+  rest -= hours * 3_600_000;
+  const minutes = Math.floor(rest / 60_000);
+  rest -= minutes * 60_000;
+  const seconds = Math.floor(rest / 1000);
+  const millis = Math.floor(rest - seconds * 1000);
+  two(out, at, hours);
+  out[at + 2] = 58; // :
+  two(out, at + 3, minutes);
+  out[at + 5] = 58;
+  two(out, at + 6, seconds);
+  out[at + 8] = 46; // .
+  out[at + 9] = 48 + Math.floor(millis / 100);
+  two(out, at + 10, millis % 100);
+  out[at + 12] = 90; // Z
+  return at + 13;
+}
+
+/** `YYYY-MM-DDTHH:MM:SS.mmmZ` of an instant in whole UTC milliseconds. */
+export function isoUtc(ms: number): string {
+  const out = Buffer.allocUnsafe(27);
+  return out.toString('latin1', 0, putIso(out, 0, ms));
+}
+
+/** A JSON number; a non-finite one (an overflowing sum) becomes null, as JSON.stringify does. */
+function putNumber(out: Buffer, at: number, value: number): number {
+  return Number.isFinite(value) ? putText(out, at, String(value)) : put(out, at, NULL);
+}
+
+/** The series as a JSON array of Reading: periodTo = timestamp + the row's resolution; the
+ * `resolution` written is `bucketSeconds` when given (buckets: the length asked for, 86400 on a
+ * 23-hour local day too), else the row's own. */
+export function seriesJson(series: Series, bucketSeconds?: number): Buffer {
+  const { timestamps, values, resolutions, updatedAt } = series;
+  const n = timestamps.length;
+  const out = Buffer.allocUnsafe(2 + n * MAX_READING_BYTES);
+  let at = 0;
+  out[at++] = 91; // [
+  // `","updatedAt":"…","value":` and `,"resolution":…}` change rarely: kept as bytes until they do.
+  let updatedMs = NaN;
+  let updated = Buffer.alloc(0);
+  let seconds = NaN;
+  let tail = Buffer.alloc(0);
+  for (let i = 0; i < n; i += 1) {
+    const t = timestamps[i]!;
+    if (resolutions[i] !== seconds) {
+      seconds = resolutions[i]!;
+      tail = ascii(`,"resolution":${bucketSeconds ?? seconds}}`);
+    }
+    if (updatedAt[i] !== updatedMs) {
+      updatedMs = updatedAt[i]!;
+      const text = Buffer.allocUnsafe(UPDATED_AT.length + 27 + VALUE.length);
+      updated = text.subarray(0, put(text, putIso(text, put(text, 0, UPDATED_AT), updatedMs), VALUE));
+    }
+    at = put(out, at, i === 0 ? OPEN : NEXT);
+    at = putIso(out, at, t);
+    at = put(out, at, PERIOD_TO);
+    at = putIso(out, at, t + seconds * 1000);
+    at = put(out, at, updated);
+    at = putNumber(out, at, values[i]!);
+    at = put(out, at, tail);
+  }
+  out[at++] = 93; // ]
+  return out.subarray(0, at);
+}
+
+/** Every series with data, as JSON arrays by register id. */
+export function seriesJsonById(series: readonly Series[], bucketSeconds?: number): Map<number, Buffer> {
+  const out = new Map<number, Buffer>();
+  for (const s of series) if (s.timestamps.length > 0) out.set(s.registerId, seriesJson(s, bucketSeconds));
+  return out;
+}

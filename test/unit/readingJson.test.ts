@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { isoUtc, seriesJson, seriesJsonById } from '../../src/store/timeseries/readingJson.ts';
+
+describe('reading JSON', () => {
+  it('writes instants exactly as Date#toISOString does', () => {
+    const instants = [0, -1, 1, 86_399_999, -86_400_000, Date.UTC(2024, 1, 29, 23, 59, 59, 999), Date.UTC(9999, 11, 31, 23, 59, 59, 999), Date.UTC(1, 0, 1), Date.UTC(2031, 9, 26, 1, 0, 0, 7)];
+    for (let k = 0; k < 5000; k += 1) instants.push(Math.floor((Math.random() - 0.5) * 2 * 253_402_300_799_999));
+    for (const ms of instants) expect(isoUtc(ms)).toBe(new Date(ms).toISOString());
+  });
+
+  it('writes a series with periodTo from each resolution, and the bucket length when given', () => {
+    const t0 = Date.UTC(2024, 9, 27, 0); // a 25-hour local day in Amsterdam starts at 2024-10-26T22:00Z
+    const series = {
+      registerId: 3,
+      timestamps: Float64Array.from([t0, t0 + 900_000, t0 + 3_600_000]),
+      values: Float64Array.from([1.5, -0.25, 1e21]),
+      resolutions: Int32Array.from([900, 900, 90_000]),
+      updatedAt: Float64Array.from([t0, t0, t0 + 1]),
+    };
+    const readings = JSON.parse(seriesJson(series).toString());
+    expect(readings).toEqual([
+      { timestamp: '2024-10-27T00:00:00.000Z', periodTo: '2024-10-27T00:15:00.000Z', updatedAt: '2024-10-27T00:00:00.000Z', value: 1.5, resolution: 900 },
+      { timestamp: '2024-10-27T00:15:00.000Z', periodTo: '2024-10-27T00:30:00.000Z', updatedAt: '2024-10-27T00:00:00.000Z', value: -0.25, resolution: 900 },
+      { timestamp: '2024-10-27T01:00:00.000Z', periodTo: '2024-10-28T02:00:00.000Z', updatedAt: '2024-10-27T00:00:00.001Z', value: 1e21, resolution: 90_000 },
+    ]);
+    expect(JSON.parse(seriesJson(series, 86_400).toString()).map((r: { resolution: number }) => r.resolution)).toEqual([86_400, 86_400, 86_400]);
+    const one = { registerId: 1, timestamps: Float64Array.of(t0), values: Float64Array.of(2), resolutions: Int32Array.of(1), updatedAt: Float64Array.of(t0) };
+    expect(seriesJson(one).toString()).toBe(JSON.stringify([{ timestamp: '2024-10-27T00:00:00.000Z', periodTo: '2024-10-27T00:00:01.000Z', updatedAt: '2024-10-27T00:00:00.000Z', value: 2, resolution: 1 }]));
+  });
+
+  it('fits the longest readings: six-digit years, the longest numbers and resolutions', () => {
+    const last = 8.64e15 - 86_400_000;
+    const first = -8.64e15;
+    const values = [-2.2250738585072014e-308, -1.7976931348623157e308, 5e-324, -0.000001234567890123456];
+    const series = {
+      registerId: 1,
+      timestamps: Float64Array.from([first, first + 1, last - 86_400_001, last]),
+      values: Float64Array.from(values),
+      resolutions: Int32Array.from([1, 2_147_483, 86_400, 86_400]),
+      updatedAt: Float64Array.from([last + 86_399_999, first, first + 999, last]),
+    };
+    const readings = JSON.parse(seriesJson(series, -2_147_483_648).toString());
+    expect(readings.map((r: { value: number }) => r.value)).toEqual(values);
+    expect(readings.map((r: { timestamp: string }) => r.timestamp)).toEqual([...series.timestamps].map((t) => new Date(t).toISOString()));
+    expect(readings[3]).toMatchObject({ periodTo: '+275760-09-13T00:00:00.000Z', resolution: -2_147_483_648 });
+  });
+
+  it('writes a value that is not finite as null, and leaves out series without rows', () => {
+    const one = (value: number) => ({ registerId: 1, timestamps: Float64Array.of(0), values: Float64Array.of(value), resolutions: Int32Array.of(60), updatedAt: Float64Array.of(0) });
+    expect(JSON.parse(seriesJson(one(Infinity)).toString())[0].value).toBeNull();
+    expect(JSON.parse(seriesJson(one(NaN)).toString())[0].value).toBeNull();
+    const empty = { registerId: 2, timestamps: new Float64Array(0), values: new Float64Array(0), resolutions: new Int32Array(0), updatedAt: new Float64Array(0) };
+    expect([...seriesJsonById([one(1), empty]).keys()]).toEqual([1]);
+    expect(seriesJson(empty).toString()).toBe('[]');
+  });
+});
