@@ -16,7 +16,7 @@ import type { WorkerPool } from '../workerPool.ts';
 import { baselineLookbackDays } from '../../workers/virtual/baselineAlgorithms.ts';
 import { previousResetInstant } from '../../workers/virtual/runningTotal.ts';
 import { nextLocalMidnight, startOfLocalDay } from '../../workers/virtual/time.ts';
-import type { VirtualResult, VirtualTask } from '../../workers/virtual/task.ts';
+import type { VirtualTask } from '../../workers/virtual/task.ts';
 import { eventDaysBetween, registersForRead, type RegisterForRead } from './meterStore.ts';
 import { aggregateOf } from './readingsQuery.ts';
 import type { ComputedSeries, ReadWindow, VirtualEngine } from './virtualEngine.ts';
@@ -60,7 +60,7 @@ export class VirtualRegisters implements VirtualEngine {
   ) {}
 
   private async run(task: VirtualTask, transfer: ArrayBufferLike[] = []): Promise<Float64Array> {
-    const result = await this.workers.run<VirtualResult>('virtual/task', task, transfer);
+    const result = await this.workers.run('virtual/task', task, transfer);
     if ('error' in result) throw new HttpError('unprocessable', `The virtual register cannot be computed: ${result.message}`);
     return result.values;
   }

@@ -1,11 +1,14 @@
 // Contracts written once and checked by the compiler: permission, feature and scope names come
-// from src/auth/catalogue.ts as literal types, and a code table must describe every value of its
-// enum. Each `@ts-expect-error` below fails `npm run typecheck` (part of `npm test`) the day the
-// mistake it shows compiles again.
+// from src/auth/catalogue.ts as literal types, a code table must describe every value of its
+// enum, and a worker task's input and result are those of its entry point. Each
+// `@ts-expect-error` below fails `npm run typecheck` (part of `npm test`) the day the mistake it
+// shows compiles again.
 import { describe, expect, it } from 'vitest';
 import { FEATURES, PERMISSIONS, VTN_SCOPES, featureSchema, permissionSchema, scopeSchema } from '../../src/auth/catalogue.ts';
 import { CODE_TABLES, MeterType, type CodeTable } from '../../src/codes.ts';
 import type { AuthRequirement } from '../../src/http/types.ts';
+import type { WorkerPool } from '../../src/workerPool.ts';
+import type { VirtualResult } from '../../workers/virtual/task.ts';
 
 describe('names from the catalogue', () => {
   it('a route naming a permission, feature or scope the catalogue lacks does not compile', () => {
@@ -36,5 +39,18 @@ describe('code tables', () => {
 
   it('every table describes every code it lists', () => {
     for (const table of CODE_TABLES) for (const [code, text] of Object.entries(table.values)) expect(text, `${table.name} ${code}`).toMatch(/\S/);
+  });
+});
+
+describe('worker tasks', () => {
+  it('take their entry point’s input and return its result', () => {
+    const calls = (pool: WorkerPool): Promise<VirtualResult> => {
+      // @ts-expect-error the readings task takes a ParseTask, not a virtual-register task
+      void pool.run('readings/task', { kind: 'constant', length: 1, value: 0 });
+      // @ts-expect-error no such task file
+      void pool.run('readings/parse', {});
+      return pool.run('virtual/task', { kind: 'constant', length: 1, value: 0 });
+    };
+    expect(calls).toBeTypeOf('function');
   });
 });
