@@ -62,6 +62,8 @@ export interface AppOptions {
 
 export interface App {
   port: number;
+  /** Port of the embedded MQTT broker (0: none). */
+  mqttPort: number;
   baseUrl: string;
   pool: Pool;
   log: Logger;
@@ -123,7 +125,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
 
     // The VTN's webhook dispatcher and read cache: started once the server listens, stopped
     // before the pool closes.
-    const vtn = createVtn(pool, log, config);
+    const vtn = createVtn(pool, log, config, authenticator.authenticate);
     cleanups.unshift(() => vtn.stop());
 
     let openApiJson: string | undefined;
@@ -172,7 +174,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     const clearing = new PeriodicJob('clearing', () => clearDueOrders(pool), config.clearingIntervalMs, log);
     clearing.start();
     cleanups.unshift(() => clearing.stop());
-    vtn.start();
+    await vtn.start();
     const timing = { delayMs: config.validationDelayMs, retryMs: config.validationRetryMs, windowMs: config.validationWindowMs, batchSize: 200 };
     const validationState = { lastCorrectionScan: 0 };
     const validating = new PeriodicJob('delivery-validation', () => validateDueTransactions(validation, timing, validationState), config.validationIntervalMs, log);
@@ -183,6 +185,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     let closing: Promise<void> | undefined;
     return {
       port,
+      mqttPort: vtn.mqttPort,
       baseUrl: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
       pool,
       log,

@@ -29,6 +29,8 @@ export interface Change {
   /** The credential owning the object (report/subscription creator, a VEN's or a resource's
    * VEN's client); null when unbound. Decides what VEN clients' subscriptions hear about. */
   ownerClientId: string | null;
+  /** OpenADR 3.1-only fields kept beside the document (programs and events; docs/openadr-3.1.md). */
+  ext?: Record<string, unknown> | null;
 }
 
 /** Programs and events reach VEN clients by targets; the other kinds by ownership. */
