@@ -161,7 +161,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       ...vtn.routes,
       ...consoleRoutes(),
     );
-    const openApi = () => buildOpenApi(routes, openApiInfo(config.tokenAudiences[0]!));
+    const openApi = () => buildOpenApi(routes, openApiInfo(config.tokenAudiences[0]!, config.vtn31BasePath));
     // Routes without a quota of their own get the general one, when configured.
     if (config.rateLimitApiPerMinute > 0) {
       for (const route of routes) {
