@@ -28,3 +28,12 @@ CREATE TABLE vtn_mqtt_messages (
 );
 CREATE INDEX vtn_mqtt_messages_pending ON vtn_mqtt_messages (id) WHERE state = 'pending';
 CREATE INDEX vtn_mqtt_messages_org ON vtn_mqtt_messages (organization_id, id);
+
+-- 3. Webhooks in the version of the surface that wrote the subscription: a subscription created
+--    or last replaced through the 3.1.0 surface is notified with 3.1 bodies (CRUD operation
+--    names, string targets, clientID, 3.1-only fields), others with 3.0.1 bodies. Each
+--    notification keeps the version it is to be sent in; each change keeps what 3.1 bodies need
+--    beside the 3.0.1 document.
+ALTER TABLE vtn_subscriptions ADD COLUMN openadr_version text NOT NULL DEFAULT '3.0.1' CHECK (openadr_version IN ('3.0.1', '3.1.0'));
+ALTER TABLE vtn_notifications ADD COLUMN openadr_version text NOT NULL DEFAULT '3.0.1';
+ALTER TABLE vtn_changes ADD COLUMN ext jsonb, ADD COLUMN client_id text;

@@ -53,6 +53,8 @@ type Doc = Record<string, any>;
 export function to31(kind: string, doc: Doc, extra: { ext?: Doc | null; clientID?: string | null } = {}): Doc {
   const out: Doc = { ...doc };
   if ('targets' in out) out.targets = targetsTo31(out.targets);
+  // 3.1 requires the descriptors' discriminator, which 3.0.1 leaves optional.
+  if (Array.isArray(out.payloadDescriptors)) out.payloadDescriptors = out.payloadDescriptors.map((d: Doc) => withDescriptorType(kind, d));
   switch (kind) {
     case 'EVENT':
       if (Array.isArray(out.reportDescriptors)) out.reportDescriptors = out.reportDescriptors.map((d: Doc) => ('targets' in d ? { ...d, targets: targetsTo31(d.targets) } : d));
@@ -71,6 +73,14 @@ export function to31(kind: string, doc: Doc, extra: { ext?: Doc | null; clientID
   if (extra.ext) Object.assign(out, extra.ext);
   if (extra.clientID !== undefined && extra.clientID !== null) out.clientID = extra.clientID;
   return out;
+}
+
+const REPORT_ONLY = ['readingType', 'accuracy', 'confidence'];
+
+function withDescriptorType(kind: string, d: Doc): Doc {
+  if (d === null || typeof d !== 'object' || d.objectType !== undefined) return d;
+  const report = kind === 'REPORT' || (kind === 'PROGRAM' && REPORT_ONLY.some((k) => k in d));
+  return { objectType: report ? 'REPORT_PAYLOAD_DESCRIPTOR' : 'EVENT_PAYLOAD_DESCRIPTOR', ...d };
 }
 
 /** The 3.1 notification (MQTT message body and 3.1 webhook shape). */

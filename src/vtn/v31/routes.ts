@@ -50,22 +50,35 @@ const EXTRAS: Partial<Record<Kind, string>> = {
     JOIN vtn_vens v ON v.organization_id = r.organization_id AND v.id = r.ven_id WHERE r.organization_id = $1 AND r.id = ANY($2::text[])`,
 };
 
-async function present(db: Queryable, kind: Kind, caller: VtnCaller, docs: Doc[]): Promise<Doc[]> {
+type Extras = Map<string, { ext: Doc | null; client: string | null }>;
+
+async function extrasOf(db: Queryable, kind: Kind, caller: VtnCaller, ids: string[]): Promise<Extras> {
   const sql = EXTRAS[kind];
-  const extras = new Map<string, { ext: Doc | null; client: string | null }>();
-  if (sql && docs.length > 0) {
-    for (const row of await query<{ id: string; ext: Doc | null; client: string | null }>(db, sql, [caller.organizationId, docs.map((d) => d.id)])) extras.set(row.id, row);
+  const extras: Extras = new Map();
+  if (sql && ids.length > 0) {
+    for (const row of await query<{ id: string; ext: Doc | null; client: string | null }>(db, sql, [caller.organizationId, ids])) extras.set(row.id, row);
   }
+  return extras;
+}
+
+async function present(db: Queryable, kind: Kind, caller: VtnCaller, docs: Doc[], known?: Extras): Promise<Doc[]> {
+  const extras = known ?? (await extrasOf(db, kind, caller, docs.map((d) => d.id)));
   return docs.map((d) => to31(kind, d, { ext: extras.get(d.id)?.ext, clientID: extras.get(d.id)?.client }));
 }
 
 /** Maps a stored answer (JSON text of one object or an array) to 3.1. */
-async function one(db: Queryable, kind: Kind, caller: VtnCaller, json: string | undefined): Promise<string | undefined> {
+async function one(db: Queryable, kind: Kind, caller: VtnCaller, json: string | undefined, known?: Extras): Promise<string | undefined> {
   if (json === undefined) return undefined;
-  return JSON.stringify((await present(db, kind, caller, [JSON.parse(json) as Doc]))[0]);
+  return JSON.stringify((await present(db, kind, caller, [JSON.parse(json) as Doc], known))[0]);
 }
 async function many(db: Queryable, kind: Kind, caller: VtnCaller, json: string): Promise<string> {
   return JSON.stringify(await present(db, kind, caller, JSON.parse(json) as Doc[]));
+}
+
+/** A delete's answer: what 3.1 serves beside the document is read before the row goes. */
+async function removed(db: Queryable, kind: Kind, caller: VtnCaller, id: string, remove: () => Promise<string | undefined>): Promise<string | undefined> {
+  const known = await extrasOf(db, kind, caller, [id]);
+  return one(db, kind, caller, await remove(), known);
 }
 
 // Query parameters of 3.1.
@@ -166,7 +179,7 @@ export function v31Routes(deps: VtnDeps, options: V31Options): RouteDef[] {
           const m = programBody(body);
           return one(db, 'PROGRAM', caller, await updateProgram(deps, caller, id, m.body as never, m.ext));
         },
-        remove: async (caller, id) => one(db, 'PROGRAM', caller, await deleteProgram(deps, caller, id)),
+        remove: (caller, id) => removed(db, 'PROGRAM', caller, id, () => deleteProgram(deps, caller, id)),
       }),
     ),
     ...collectionRoutes<Query31, Doc>(
@@ -204,7 +217,7 @@ export function v31Routes(deps: VtnDeps, options: V31Options): RouteDef[] {
           const m = eventBody(body);
           return one(db, 'EVENT', caller, await updateEvent(deps, caller, id, m.body as never, m.ext));
         },
-        remove: async (caller, id) => one(db, 'EVENT', caller, await deleteEvent(deps, caller, id)),
+        remove: (caller, id) => removed(db, 'EVENT', caller, id, () => deleteEvent(deps, caller, id)),
       }),
     ),
     ...collectionRoutes<Query31, Doc>(
@@ -228,7 +241,7 @@ export function v31Routes(deps: VtnDeps, options: V31Options): RouteDef[] {
         create: async (caller, body) => (await one(db, 'REPORT', caller, await createReport(deps, caller, (await reportBody(deps, caller, body)) as never)))!,
         get: async (caller, id) => one(db, 'REPORT', caller, await getReport(db, caller, id)),
         update: async (caller, id, body) => one(db, 'REPORT', caller, await updateReport(deps, caller, id, (await reportBody(deps, caller, body)) as never)),
-        remove: async (caller, id) => one(db, 'REPORT', caller, await deleteReport(deps, caller, id)),
+        remove: (caller, id) => removed(db, 'REPORT', caller, id, () => deleteReport(deps, caller, id)),
       }),
     ),
     ...collectionRoutes<Query31, Doc>(
@@ -249,10 +262,10 @@ export function v31Routes(deps: VtnDeps, options: V31Options): RouteDef[] {
         readsFrom: () => ['SUBSCRIPTION'],
         notes: { create: 'programID is required here (3.0.1 requires it and both versions serve the subscription).' },
         list: async (caller, q) => (empty(q) ? '[]' : many(db, 'SUBSCRIPTION', caller, await listSubscriptions(db, caller, storeQuery(q) as never))),
-        create: async (caller, body) => (await one(db, 'SUBSCRIPTION', caller, await createSubscription(deps, caller, subscriptionBody(body) as never)))!,
+        create: async (caller, body) => (await one(db, 'SUBSCRIPTION', caller, await createSubscription(deps, caller, subscriptionBody(body) as never, '3.1.0')))!,
         get: async (caller, id) => one(db, 'SUBSCRIPTION', caller, await getSubscription(db, caller, id)),
-        update: async (caller, id, body) => one(db, 'SUBSCRIPTION', caller, await updateSubscription(deps, caller, id, subscriptionBody(body) as never)),
-        remove: async (caller, id) => one(db, 'SUBSCRIPTION', caller, await deleteSubscription(deps, caller, id)),
+        update: async (caller, id, body) => one(db, 'SUBSCRIPTION', caller, await updateSubscription(deps, caller, id, subscriptionBody(body) as never, '3.1.0')),
+        remove: (caller, id) => removed(db, 'SUBSCRIPTION', caller, id, () => deleteSubscription(deps, caller, id)),
       }),
     ),
     ...collectionRoutes<Query31, Doc>(
@@ -299,7 +312,7 @@ export function v31Routes(deps: VtnDeps, options: V31Options): RouteDef[] {
         },
         remove: async (caller, id) => {
           const ven = await resourceVen(db, caller, id);
-          return ven === undefined ? undefined : one(db, 'RESOURCE', caller, await deleteResource(deps, caller, ven, id));
+          return ven === undefined ? undefined : removed(db, 'RESOURCE', caller, id, () => deleteResource(deps, caller, ven, id));
         },
       }),
     ),
