@@ -12,7 +12,7 @@ import type { Logger } from 'pino';
 import type { Principal } from '../http/types.ts';
 import type { Pool } from '../store/database.ts';
 import { vtnCaller, type VtnCaller } from './access.ts';
-import { subscriptionAllowed } from './mqttTopics.ts';
+import { subscriptionAllowed, venOfFilter } from './mqttTopics.ts';
 
 export type Authenticate = (authorization: string) => Promise<Principal>;
 
@@ -61,9 +61,11 @@ export class EmbeddedBroker {
       if (!session) return callback(null, null);
       callerOf(authenticate, session.token)
         .then(async (caller) => {
+          // A VEN client's filter must name one of its VENs (mqttTopics.ts): only that VEN is looked up.
           let own = new Set<string>();
-          if (caller.ven) {
-            const { rows } = await pool.query<{ id: string }>('SELECT id FROM vtn_vens WHERE organization_id = $1 AND client_id = $2', [caller.organizationId, caller.clientId]);
+          const venId = caller.ven ? venOfFilter(subscription.topic, caller.organizationId) : undefined;
+          if (venId !== undefined) {
+            const { rows } = await pool.query<{ id: string }>('SELECT id FROM vtn_vens WHERE organization_id = $1 AND client_id = $2 AND id = $3', [caller.organizationId, caller.clientId, venId]);
             own = new Set(rows.map((r) => r.id));
           }
           const allowed = subscriptionAllowed(subscription.topic, caller.organizationId, caller.ven, own);

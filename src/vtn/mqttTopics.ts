@@ -106,6 +106,14 @@ export async function enqueueMqtt(tx: Queryable, change: Change): Promise<void> 
   });
 }
 
+/** The VEN id a topic filter names (`<prefix>vens/<venID>/…`), if any (not a wildcard). */
+export function venOfFilter(filter: string, organizationId: number): string | undefined {
+  const prefix = topicPrefix(organizationId);
+  if (!filter.startsWith(prefix)) return undefined;
+  const [collection, venId] = filter.slice(prefix.length).split('/');
+  return collection === 'vens' && venId !== undefined && venId !== '+' && venId !== '#' && venId !== '' ? venId : undefined;
+}
+
 /** What an MQTT client may subscribe to: a business-logic client anything of its organization;
  * a VEN client only topics under `vens/<venID>/` of its own VENs (no wildcard in place of the
  * VEN). Returns whether the filter is allowed. */
