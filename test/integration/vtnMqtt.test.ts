@@ -6,7 +6,7 @@
 import mqtt, { type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/testApp.ts';
-import { BL_SCOPES, expectStatus, VEN_SCOPES, VTN, vtnClient, waitFor, type VtnClient } from '../support/vtn.ts';
+import { BL_SCOPES, expectStatus, startReceiver, VEN_SCOPES, VTN, vtnClient, waitFor, type VtnClient } from '../support/vtn.ts';
 
 const V31 = '/api/openadr/3.1.0';
 
@@ -45,7 +45,7 @@ describe('MQTT notifications on the embedded broker', () => {
   const clients: MqttClient[] = [];
 
   beforeAll(async () => {
-    t = await startTestApp({ VTN_DISPATCH_POLL_MS: '50' });
+    t = await startTestApp({ VTN_DISPATCH_POLL_MS: '50', VTN_WEBHOOK_ALLOW_PRIVATE: 'true' });
     bl = await vtnClient(t.api, t.adminToken, BL_SCOPES);
     ven1 = await vtnClient(t.api, t.adminToken, VEN_SCOPES, bl.organizationId);
     ven2 = await vtnClient(t.api, t.adminToken, VEN_SCOPES, bl.organizationId);
@@ -145,5 +145,25 @@ describe('MQTT notifications on the embedded broker', () => {
     expect((await expectStatus(t.api.get(`${V31}/events/${from31.id}`, bl.token), 200)).duration).toBe('PT2H');
     await expectStatus(t.api.put(`${V31}/events/${from31.id}`, { programID: programId, eventName: 'renamed by 3.1' }, bl.token), 200);
     expect((await expectStatus(t.api.get(`${V31}/events/${from31.id}`, bl.token), 200)).duration).toBeUndefined();
+  });
+
+  it('notifies a subscription’s webhook in the version of the surface that last wrote it', async () => {
+    const receiver = await startReceiver();
+    try {
+      const entry = (operations: string[]) => [{ objects: ['EVENT'], operations, callbackUrl: `${receiver.url}/hook` }];
+      const sub = await expectStatus(t.api.post(`${V31}/subscriptions`, { clientName: 'versions', programID: programId, objectOperations: entry(['CREATE']) }, bl.token), 201);
+      const first = await expectStatus(t.api.post(`${V31}/events`, { programID: programId, targets: ['GROUP:none'] }, bl.token), 201);
+      const n31 = await waitFor('a 3.1 notification', () => receiver.received.find((r) => r.body.object.id === first.id));
+      expect(n31.body).toMatchObject({ objectType: 'EVENT', operation: 'CREATE', targets: ['GROUP:none'], object: { targets: ['GROUP:none'] } });
+      // Rewritten through v1: 3.0.1 bodies from then on.
+      await expectStatus(t.api.put(`${VTN}/subscriptions/${sub.id}`, { clientName: 'versions', programID: programId, objectOperations: entry(['POST']) }, bl.token), 200);
+      const second = await expectStatus(t.api.post(`${V31}/events`, { programID: programId, targets: ['GROUP:none'] }, bl.token), 201);
+      const n301 = await waitFor('a 3.0.1 notification', () => receiver.received.find((r) => r.body.object.id === second.id));
+      expect(n301.body).toMatchObject({ objectType: 'EVENT', operation: 'POST', targets: [{ type: 'GROUP', values: ['none'] }] });
+      for (const id of [first.id, second.id]) await expectStatus(t.api.delete(`${V31}/events/${id}`, bl.token), 200);
+      await expectStatus(t.api.delete(`${V31}/subscriptions/${sub.id}`, bl.token), 200);
+    } finally {
+      await receiver.close();
+    }
   });
 });
