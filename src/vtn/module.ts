@@ -66,7 +66,10 @@ export function createVtn(pool: Pool, log: Logger, config: Config, authenticate:
       if (config.mqttEnabled) {
         if (config.mqttUrl) sink = externalSink(config.mqttUrl, log, () => publisher?.kick());
         else {
-          broker = await EmbeddedBroker.start({ host: config.mqttHost, port: config.mqttPort, pool, authenticate, log });
+          broker = await EmbeddedBroker.start({ host: config.mqttHost, port: config.mqttPort, pool, authenticate, log }).catch((err: NodeJS.ErrnoException) => {
+            if (err.code !== 'EADDRINUSE') throw err;
+            throw new Error(`MQTT_PORT ${config.mqttPort} on ${config.mqttHost} is in use: set MQTT_PORT (0 = any free port), MQTT_URL for an external broker, or MQTT_ENABLED=false`);
+          });
           const embedded = broker;
           sink = { ready: true, publish: (messages) => embedded.publish(messages), close: () => embedded.close() };
           log.info({ port: broker.port }, 'embedded MQTT broker listening');

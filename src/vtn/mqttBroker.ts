@@ -78,13 +78,18 @@ export class EmbeddedBroker {
     };
     aedes.on('clientError', (_client, err) => log.debug({ err: err.message }, 'MQTT client error'));
     const server = net.createServer(aedes.handle);
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(options.port, options.host, () => {
-        server.off('error', reject);
-        resolve();
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(options.port, options.host, () => {
+          server.off('error', reject);
+          resolve();
+        });
       });
-    });
+    } catch (err) {
+      await new Promise<void>((resolve) => aedes.close(() => resolve()));
+      throw err;
+    }
     broker.server = server;
     broker.port_ = (server.address() as AddressInfo).port;
     return broker;
