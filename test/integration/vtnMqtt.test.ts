@@ -166,4 +166,8 @@ describe('MQTT notifications on the embedded broker', () => {
       await receiver.close();
     }
   });
+
+  it('refuses to start on a taken MQTT_PORT, saying what to set', async () => {
+    await expect(startTestApp({ MQTT_PORT: String(t.app.mqttPort) })).rejects.toThrow(/MQTT_PORT \d+ on 127\.0\.0\.1 is in use: set MQTT_PORT \(0 = any free port\)/);
+  });
 });
