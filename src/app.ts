@@ -41,6 +41,7 @@ import { readingsRoutes } from './meter/readingsRoutes.ts';
 import { VirtualRegisters } from './meter/virtualRegisters.ts';
 import { WorkerPool } from './workerPool.ts';
 import { createVtn } from './vtn/module.ts';
+import { openAdr31TokenRoute } from './vtn/v31/routes.ts';
 import { consoleRoutes } from './console/consoleRoutes.ts';
 import { openApiInfo } from './openApiInfo.ts';
 
@@ -128,15 +129,17 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     const vtn = createVtn(pool, log, config, authenticator.authenticate);
     cleanups.unshift(() => vtn.stop());
 
+    const tokens = tokenRoutes(pool, signer, {
+      audiences: config.tokenAudiences,
+      perClientPerMinute: config.rateLimitTokenPerMinute,
+      unknownClientPerMinute: config.rateLimitTokenUnknownPerMinute,
+    });
     let openApiJson: string | undefined;
     const routes: RouteDef[] = [];
     routes.push(
       ...opsRoutes({ checkDatabase: async () => void (await pool.query('SELECT 1')), metrics, openApiJson: () => (openApiJson ??= JSON.stringify(openApi())) }),
-      ...tokenRoutes(pool, signer, {
-        audiences: config.tokenAudiences,
-        perClientPerMinute: config.rateLimitTokenPerMinute,
-        unknownClientPerMinute: config.rateLimitTokenUnknownPerMinute,
-      }),
+      ...tokens,
+      openAdr31TokenRoute(tokens[0]!, config.vtn31BasePath, config.tokenAudiences[0]!),
       ...meRoutes(),
       ...organizationClientRoutes(pool),
       ...vtnCredentialRoutes(pool),

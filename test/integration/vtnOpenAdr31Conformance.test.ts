@@ -77,6 +77,20 @@ describe.skipIf(!SPEC)('OpenADR 3.1.0 conformance of what the 3.1.0 surface serv
     expect(check('notification', { objectType: 'EVENT', operation: 'POST', object: {} })).not.toEqual([]);
   });
 
+  it('gives a 3.1 client a token where /auth/server says, without the audience 3.1 does not know', async () => {
+    const credential = await expectStatus(t.api.post('/api/openadr/vtn/credential', { organizationId: bl.organizationId, name: 'ven-31', scopes: ['read_targets', 'read_ven_objects', 'write_vens'] }, t.adminToken), 200);
+    const { tokenURL } = await expectStatus(t.api.get(`${V31}/auth/server`), 200);
+    const url = new URL(tokenURL);
+    expect(url.pathname).toBe(`${V31}/auth/token`);
+    const res = await t.api.request('POST', url.pathname, { form: { grant_type: 'client_credentials', client_id: credential.clientId, client_secret: credential.clientSecret } });
+    expect(res.status, res.text).toBe(200);
+    expectValid('clientCredentialResponse', res.body);
+    await expectStatus(t.api.get(`${V31}/programs`, res.body.access_token), 200);
+    const wrong = await t.api.request('POST', url.pathname, { form: { grant_type: 'client_credentials', client_id: credential.clientId, client_secret: 'wrong' } });
+    expect(wrong.status).toBe(401);
+    expectValid('authError', wrong.body);
+  });
+
   it('serves valid 3.1.0 objects through create, read, list, update and delete, and valid notifications', async () => {
     const api = (token = bl.token) => ({
       post: (p: string, body: unknown) => expectStatus(t.api.post(`${V31}${p}`, body, token), 201),

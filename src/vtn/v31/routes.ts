@@ -320,6 +320,25 @@ export function v31Routes(deps: VtnDeps, options: V31Options): RouteDef[] {
   return [...routes, ...notifierRoutes(deps, options)];
 }
 
+/** OpenADR 3.1's optional `POST /auth/token`: the platform's token endpoint (`/oauth/token`, the
+ * same rules, rate limits and errors), with `audience` defaulting to the first TOKEN_AUDIENCES
+ * entry, since OpenADR clients do not send one. */
+export function openAdr31TokenRoute(oauthToken: RouteDef, basePath: string, audience: string): RouteDef {
+  return {
+    ...oauthToken,
+    path: `${basePath}/auth/token`,
+    tags: [`${TAG_PREFIX_31}: auth`],
+    summary: 'Get an access token (OpenADR 3.1 client credentials)',
+    description: `${oauthToken.description ?? ''} Here \`audience\` may be left out: it defaults to \`${audience}\`.`,
+    bodyExample: { grant_type: 'client_credentials', client_id: 'c_9d2f6a1b3e', client_secret: 'the-secret-shown-once' },
+    handler: (req) => {
+      const body = { audience, ...(req.body as object) };
+      // The request's other members may be accessors of its class: a proxy keeps them.
+      return oauthToken.handler(new Proxy(req, { get: (target, name) => (name === 'body' ? body : Reflect.get(target, name, target)) }));
+    },
+  };
+}
+
 const ANY_READ = ['read_all', 'read_targets', 'read_ven_objects'];
 
 /** /auth/server, /notifiers and the MQTT topic names. */
@@ -392,13 +411,13 @@ function notifierRoutes(deps: VtnDeps, options: V31Options): RouteDef[] {
       method: 'GET',
       path: `${base}/auth/server`,
       summary: 'The token endpoint',
-      description: 'tokenURL is this server’s POST /oauth/token (client credentials grant), built from the request’s Host.',
+      description: 'tokenURL is this surface’s POST …/auth/token (client credentials grant; the platform’s /oauth/token with a default audience), built from the request’s Host.',
       auth: 'public',
       responses: { 200: { description: 'Token endpoint', schema: authServerInfo } },
       handler: (req: ApiRequest) => {
         const proto = req.headers['x-forwarded-proto'] === 'https' ? 'https' : 'http';
         const host = /^[A-Za-z0-9.:[\]-]{1,255}$/.test(req.headers.host ?? '') ? req.headers.host : 'localhost';
-        return { status: 200, body: { tokenURL: `${proto}://${host}/oauth/token` } };
+        return { status: 200, body: { tokenURL: `${proto}://${host}${base}/auth/token` } };
       },
     },
     {
