@@ -4,7 +4,7 @@
 // backend: PostgreSQL always, QuestDB where QUESTDB_HTTP_URL and QUESTDB_PG_URL name a server.
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkRawReplies, RAW_WITHOUT_SCHEMA, type RawReplyLog } from '../support/rawReplies.ts';
+import { RAW_WITHOUT_SCHEMA, type RawReplyLog } from '../support/rawReplies.ts';
 import { batch, createMeter, createRegister, readingsUrl, series } from '../support/meterFixtures.ts';
 import { createOrgClient } from '../support/fixtures.ts';
 import { connect, createMarket, createMeasuredResource, insertFlexibilityTransaction } from '../support/productFixtures.ts';
@@ -32,7 +32,7 @@ describe.each(BACKENDS)('raw replies match their response schemas (%s)', (_backe
   beforeAll(async () => {
     t = await startTestApp({ ...env, VTN_WEBHOOK_ALLOW_PRIVATE: 'true', VALIDATION_INTERVAL_MS: '3600000' });
     db = await connect(t);
-    log = checkRawReplies(t.app);
+    log = t.rawReplies;
   });
   afterAll(async () => {
     await db?.end();

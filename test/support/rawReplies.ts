@@ -3,7 +3,10 @@
 // at run time holds them to the route's response schema. This hook wraps every route handler of a
 // running app and checks each raw JSON reply against the schema the route publishes for that
 // status (Ajv, the same formats as requests), collecting what it saw and what did not match.
-// Used by test/integration/rawReplies.test.ts on each time-series backend.
+// startTestApp installs it in every integration test's app and fails the test file's close() on
+// a mismatch; test/integration/rawReplies.test.ts drives every raw route on each time-series
+// backend. Bodies above MAX_CHECKED_BYTES (the heavy read tests) are passed over, to keep the
+// suite's time.
 import type { ValidateFunction } from 'ajv';
 import type { App } from '../../src/app.ts';
 import type { ApiReply, JsonSchema } from '../../src/http/types.ts';
@@ -13,6 +16,8 @@ import { compile, createValidators } from '../../src/http/validation.ts';
 export const RAW_WITHOUT_SCHEMA: Readonly<Record<string, string>> = {
   'GET /api/openapi.json': 'the OpenAPI document itself: test/integration/openapiLint.test.ts lints it',
 };
+
+const MAX_CHECKED_BYTES = 8 * 1024 * 1024;
 
 export interface RawReplyLog {
   /** `METHOD /path` → raw JSON replies checked, per status. */
@@ -32,7 +37,7 @@ export function checkRawReplies(app: App): RawReplyLog {
     const handler = def.handler;
     def.handler = async (req) => {
       const reply: ApiReply = await handler(req);
-      if (reply.raw === undefined || !isJson(reply.contentType) || key in RAW_WITHOUT_SCHEMA) return reply;
+      if (reply.raw === undefined || !isJson(reply.contentType) || key in RAW_WITHOUT_SCHEMA || reply.raw.length > MAX_CHECKED_BYTES) return reply;
       const schema = def.responses[reply.status]?.schema;
       if (!schema) {
         log.failures.push(`${key} → ${reply.status}: a raw JSON reply with no response schema for the status`);
