@@ -34,15 +34,17 @@ export type UwsLoad =
 
 const require = createRequire(import.meta.url);
 
-export function binaryName(): string {
-  return `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`;
+export function binaryName(abi: string = process.versions.modules): string {
+  return `uws_${process.platform}_${process.arch}_${abi}.node`;
 }
 
 let cached: UwsLoad | undefined;
 
-/** Loads the first build whose binary loads here; the result is remembered for the process. */
-export function loadUws(builds: readonly UwsBuild[] = UWS_BUILDS): UwsLoad {
-  if (cached && builds === UWS_BUILDS) return cached;
+/** Loads the first build whose binary loads here; the result is remembered for the process.
+ * `abi` is for tests: the binary another Node release would look for. */
+export function loadUws(builds: readonly UwsBuild[] = UWS_BUILDS, abi: string = process.versions.modules): UwsLoad {
+  const remember = builds === UWS_BUILDS && abi === process.versions.modules;
+  if (cached && remember) return cached;
   const reasons: string[] = [];
   for (const build of builds) {
     const reason = `${build.dependency} (uWebSockets.js v${build.version})`;
@@ -53,19 +55,19 @@ export function loadUws(builds: readonly UwsBuild[] = UWS_BUILDS): UwsLoad {
       reasons.push(`${reason}: not installed`);
       continue;
     }
-    const binary = join(packageDir, build.binaryDir, binaryName());
+    const binary = join(packageDir, build.binaryDir, binaryName(abi));
     try {
       const uws = require(binary) as Uws;
       if (typeof uws.App !== 'function') throw new Error('the binary exports no App');
       const result: UwsLoad = { ok: true, uws, build, binary, skipped: reasons };
-      if (builds === UWS_BUILDS) cached = result;
+      if (remember) cached = result;
       return result;
     } catch (err) {
       const message = (err as Error).message.split('\n')[0]!;
-      reasons.push(`${reason}: ${message.includes('Cannot find module') ? `no binary for Node ${process.versions.node} (ABI ${process.versions.modules}) on ${process.platform}-${process.arch}` : message}`);
+      reasons.push(`${reason}: ${message.includes('Cannot find module') ? `no binary for Node ABI ${abi} on ${process.platform}-${process.arch}` : message}`);
     }
   }
   const result: UwsLoad = { ok: false, reasons };
-  if (builds === UWS_BUILDS) cached = result;
+  if (remember) cached = result;
   return result;
 }

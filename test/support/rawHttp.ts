@@ -61,3 +61,9 @@ export function parseResponses(text: string, head: boolean[] = []): { status: nu
   }
   return out;
 }
+
+/** The HTTP servers that run on this machine: node:http always, uWebSockets.js where a build loads. */
+export async function availableServerKinds(): Promise<('node' | 'uws')[]> {
+  const { loadUws } = await import('../../src/http/uwsLoader.ts');
+  return loadUws().ok ? ['node', 'uws'] : ['node'];
+}
