@@ -19,7 +19,7 @@ RUN npm run build \
 
 # ---- runtime: production dependencies only, compiled code, migrations, non-root ----
 FROM node:24-trixie-slim
-ENV NODE_ENV=production HOST=0.0.0.0 PORT=8080 DATA_DIR=/data
+ENV NODE_ENV=production HOST=0.0.0.0 PORT=8080 DATA_DIR=/data MQTT_HOST=0.0.0.0
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
@@ -28,7 +28,7 @@ COPY --from=build /app/dist ./dist
 COPY --from=build /out/src ./src
 RUN mkdir -p /data && chown node:node /data
 USER node
-EXPOSE 8080
+EXPOSE 8080 1883
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 CMD ["node", "dist/src/main.js"]

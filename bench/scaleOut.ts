@@ -22,6 +22,7 @@ const adminToken = `flex_pat_bench_${randomBytes(24).toString('base64url')}`;
 const env = {
   ADMIN_TOKEN: adminToken,
   HTTP_SERVER: httpServer,
+  MQTT_PORT: '0',
   RATE_LIMIT_STORE: 'postgres',
   RATE_LIMIT_READINGS_PER_SECOND: '1000000',
   RATE_LIMIT_READINGS_PER_MINUTE: '100000000',
