@@ -20,6 +20,8 @@ export interface Config {
   authCacheMs: number;
   bodyLimitBytes: number;
   trustProxy: boolean;
+  /** HTTP front: node:http, uWebSockets.js, or uWebSockets.js where a build loads. */
+  httpServer: 'node' | 'uws' | 'auto';
   rateLimitStore: 'memory' | 'postgres';
   rateLimitReadingsPerSecond: number;
   rateLimitReadingsPerMinute: number;
@@ -85,6 +87,7 @@ export const CONFIG_DOCS: ConfigDoc[] = [
   { name: 'TOKEN_TTL_SECONDS', default: '86400', description: 'Access token lifetime (`expires_in`).' },
   { name: 'AUTH_CACHE_MS', default: '2000', description: 'How long token revocation state (deleted client, rotated secret) and organization features are cached. Revoked tokens stop working within this time.' },
   { name: 'BODY_LIMIT_BYTES', default: '268435456', description: 'Largest accepted request body (256 MiB; reading batches are large). 413 beyond.' },
+  { name: 'HTTP_SERVER', default: 'node', description: '`node` (node:http: every Node release, answers pipelined requests), `uws` (uWebSockets.js, faster; stops the start when no native build loads here) or `auto` (uWebSockets.js where a build loads, else node). The start-up log says which runs and why; see docs/architecture.md.' },
   { name: 'TRUST_PROXY', default: 'false', description: 'Take the client address from X-Forwarded-For (behind a load balancer).' },
   { name: 'RATE_LIMIT_STORE', default: 'memory', description: '`memory` (one instance) or `postgres` (counters shared by all instances).' },
   { name: 'RATE_LIMIT_READINGS_PER_SECOND', default: '5', description: 'POST /api/readings requests per OAuth client per second.' },
@@ -202,6 +205,7 @@ export function loadConfig(env: Env = process.env): Config {
     authCacheMs: r.int('AUTH_CACHE_MS', 2000, 0, 60_000),
     bodyLimitBytes: r.int('BODY_LIMIT_BYTES', 256 * 1024 * 1024, 1024, 2 ** 31),
     trustProxy: r.bool('TRUST_PROXY', false),
+    httpServer: r.oneOf('HTTP_SERVER', ['node', 'uws', 'auto'] as const, 'node'),
     rateLimitStore: r.oneOf('RATE_LIMIT_STORE', ['memory', 'postgres'] as const, 'memory'),
     rateLimitReadingsPerSecond: r.int('RATE_LIMIT_READINGS_PER_SECOND', 5, 1),
     rateLimitReadingsPerMinute: r.int('RATE_LIMIT_READINGS_PER_MINUTE', 20, 1),
