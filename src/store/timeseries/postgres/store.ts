@@ -4,11 +4,13 @@
 //   writes: ingest.ts (bodies: blocks built in a worker) and blockWrite.ts (one transaction,
 //   corrections merged into the blocks they touch);
 //   reads: blockRead.ts (blocks, split over several connections when large), aggregated by
-//   workers/readings/aggregate.ts (rollups where they answer, readings where they do not);
+//   workers/readings/aggregate.ts (rollups where they answer, on the event loop: ≤ 24 slots a
+//   block; readings where they do not, in the worker pool: aggregateTask.ts);
 //   JSON by ../readingJson.ts; rows of the former row table converted at start (convertRows.ts).
 import type { Pool } from '../../database.ts';
 import type { WorkerPool } from '../../../workerPool.ts';
-import { aggregateBlocks, rawNeeded, readingsOfBlocks, type Bucketing } from '../../../../workers/readings/aggregate.ts';
+import { aggregateBlocks, rawNeeded, readingsOfBlocks, type BucketColumns, type Bucketing } from '../../../../workers/readings/aggregate.ts';
+import type { AggregateTask } from '../../../../workers/readings/aggregateTask.ts';
 import { decodeData, dayOf } from '../../../../workers/readings/blocks.ts';
 import { seriesJsonById } from '../readingJson.ts';
 import { TooManyPoints, type BucketQuery, type ChangeQuery, type RangeQuery, type ReadingsInput, type Series, type TimeSeriesStore, type WriteOutcome } from '../types.ts';
@@ -85,12 +87,17 @@ export class PostgresTimeSeriesStore implements TimeSeriesStore {
         for (const i of rawNeeded(list, bucketing(r.timeZone), q.start, q.end)) missing.push(list[i]!);
       }
       await fillData(this.pool, missing);
+      // 24 slots per block at most: cheap enough for the event loop.
+      return q.registers.map((r) => {
+        const list = blocks.get(r.id);
+        if (!list) return { registerId: r.id, ...EMPTY };
+        return { registerId: r.id, ...aggregateBlocks(list, r.aggregate === 'sum', bucketing(r.timeZone), q.start, q.end) };
+      });
     }
-    return q.registers.map((r) => {
-      const list = blocks.get(r.id);
-      if (!list) return { registerId: r.id, ...EMPTY };
-      return { registerId: r.id, ...aggregateBlocks(list, r.aggregate === 'sum', bucketing(r.timeZone), q.start, q.end) };
-    });
+    // Every reading decoded: in the worker pool.
+    const task: AggregateTask = { registers: q.registers.map((r) => ({ blocks: blocks.get(r.id) ?? [], summed: r.aggregate === 'sum', bucketing: bucketing(r.timeZone) })), start: q.start, end: q.end };
+    const columns = await this.workers.run<BucketColumns[]>('readings/aggregateTask', task);
+    return q.registers.map((r, k) => ({ registerId: r.id, ...columns[k]! }));
   }
 
   async changedSince(queries: readonly ChangeQuery[]): Promise<boolean[]> {
