@@ -14,7 +14,7 @@
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { from as copyFrom } from 'pg-copy-streams';
-import { encodeBlocks } from '../workers/readings/blocks.ts';
+import { BLOCK_COPY_COLUMNS, encodeBlocks } from '../workers/readings/blocks.ts';
 import { ensureInfluxd, startInflux, type Influx } from './support/influx.ts';
 import { ilpBodies, questdbPeer } from './support/questdbPeer.ts';
 import { writeResults } from './support/load.ts';
@@ -76,7 +76,7 @@ let t0 = performance.now();
         values[k * PER_REGISTER + i] = valueOf(r + k, i);
       }
     const blocks = encodeBlocks(offsets, times, values, new Int32Array(n).fill(900), updatedAt, chunk);
-    await copyIn('COPY reading_blocks (register_id, day, n, updated_max, data, hours) FROM STDIN (FORMAT binary)', blocks.copy);
+    await copyIn(`COPY reading_blocks ${BLOCK_COPY_COLUMNS} FROM STDIN (FORMAT binary)`, blocks.copy);
   }
 }
 await db.pool.query('VACUUM (ANALYZE) reading_blocks');

@@ -145,7 +145,7 @@ export function aggregateBlocks(blocks: readonly StoredBlock[], summed: boolean,
         into(cursor.start, cursor.end);
         count += view.getInt32(at);
         sum += view.getFloat64(at + 4);
-        const u = view.getFloat64(at + 28);
+        const u = view.getFloat64(at + 12);
         if (u > latest) latest = u;
       } else if (how === RAW) rawRange(raw(), t0, t0 + HOUR_MS);
       at += SLOT_BYTES;

@@ -14,7 +14,10 @@ CREATE TABLE reading_blocks (
   -- Latest updatedAt of the block's readings (UTC ms): corrections found without decoding.
   updated_max float8 NOT NULL,
   data bytea NOT NULL,
+  -- Per UTC hour with readings: count, sum, latest updatedAt (what queries read) ...
   hours bytea NOT NULL,
+  -- ... and min, max (kept apart: queries do not ship them).
+  extents bytea NOT NULL,
   PRIMARY KEY (register_id, day)
 );
 
@@ -65,7 +68,8 @@ BEGIN
   ),
   hb AS (
     SELECT register_id, day,
-      int4send(sum(1 << hour)::int) || string_agg(int4send(c) || float8send(s) || float8send(lo) || float8send(hi) || float8send(u), ''::bytea ORDER BY hour) AS hours
+      int4send(sum(1 << hour)::int) || string_agg(int4send(c) || float8send(s) || float8send(u), ''::bytea ORDER BY hour) AS hours,
+      string_agg(float8send(lo) || float8send(hi), ''::bytea ORDER BY hour) AS extents
     FROM h GROUP BY 1, 2
   ),
   db AS (
@@ -74,8 +78,8 @@ BEGIN
     FROM r GROUP BY 1, 2
   ),
   ins AS (
-    INSERT INTO reading_blocks (register_id, day, n, updated_max, data, hours)
-    SELECT db.register_id, db.day, db.n, db.updated_max, db.data, hb.hours FROM db JOIN hb USING (register_id, day)
+    INSERT INTO reading_blocks (register_id, day, n, updated_max, data, hours, extents)
+    SELECT db.register_id, db.day, db.n, db.updated_max, db.data, hb.hours, hb.extents FROM db JOIN hb USING (register_id, day)
     RETURNING n
   )
   SELECT coalesce(sum(n), 0) INTO moved FROM ins;
