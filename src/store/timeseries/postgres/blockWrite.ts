@@ -27,10 +27,13 @@ import type { ReadingRows } from '../types.ts';
 const COPY_SQL = `COPY reading_blocks ${BLOCK_COPY_COLUMNS} FROM STDIN (FORMAT binary)`;
 const COPY_CHUNK = 1 << 20;
 const TRAILER = Uint8Array.from([0xff, 0xff]);
-/** Stored blocks among the batch's (register, day) keys, locked until the transaction ends. */
-const STORED_SQL = `SELECT b.register_id AS id, b.day, b.data FROM reading_blocks b
-  JOIN unnest($1::int[], $2::int[]) AS k(id, day) ON b.register_id = k.id AND b.day = k.day
-  ORDER BY b.register_id, b.day FOR UPDATE OF b`;
+/** Stored blocks among the batch's (register, day) keys, locked until the transaction ends; one
+ * result row per register (day, length, data per block), as blockRead.ts reads them. */
+const STORED_SQL = `WITH locked AS (
+    SELECT b.register_id, b.day, b.data FROM reading_blocks b
+    JOIN unnest($1::int[], $2::int[]) AS k(id, day) ON b.register_id = k.id AND b.day = k.day
+    ORDER BY b.register_id, b.day FOR UPDATE OF b)
+  SELECT register_id AS id, string_agg(int4send(day) || int4send(length(data)) || data, ''::bytea ORDER BY day) AS blob FROM locked GROUP BY register_id`;
 const DELETE_SQL = 'DELETE FROM reading_blocks b USING unnest($1::int[], $2::int[]) AS k(id, day) WHERE b.register_id = k.id AND b.day = k.day';
 const ATTEMPTS = 5;
 
@@ -60,9 +63,38 @@ async function writeCopy(client: PoolClient, pieces: readonly Uint8Array[]): Pro
 
 const key = (id: number, day: number) => `${id}:${day}`;
 
+interface StoredData {
+  id: number;
+  day: number;
+  data: Uint8Array;
+}
+
+function storedBlocks(rows: readonly { id: number; blob: Buffer }[]): StoredData[] {
+  const out: StoredData[] = [];
+  for (const { id, blob } of rows)
+    for (let at = 0; at < blob.length; ) {
+      const day = blob.readInt32BE(at);
+      const length = blob.readInt32BE(at + 4);
+      out.push({ id, day, data: blob.subarray(at + 8, at + 8 + length) });
+      at += 8 + length;
+    }
+  return out;
+}
+
+/** Whether every time of `stored` is also in `incoming` (both ascending): then the incoming
+ * block replaces the stored one as it is (a re-sent day), nothing to merge or encode again. */
+function covers(incoming: Float64Array, stored: Float64Array): boolean {
+  let j = 0;
+  for (let i = 0; i < stored.length; i += 1) {
+    while (j < incoming.length && incoming[j]! < stored[i]!) j += 1;
+    if (j >= incoming.length || incoming[j] !== stored[i]) return false;
+  }
+  return true;
+}
+
 /** The COPY pieces for the batch with `stored` blocks merged in (and blocks of one register
  * named by two series of the batch merged in batch order). */
-function mergedPieces(blocks: EncodedBlocks, ids: Int32Array, days: Int32Array, stored: readonly { id: number; day: number; data: Buffer }[]): Uint8Array[] {
+function mergedPieces(blocks: EncodedBlocks, ids: Int32Array, days: Int32Array, stored: readonly StoredData[]): Uint8Array[] {
   const merged = new Map<string, BlockReadings>();
   for (const s of stored) merged.set(key(s.id, s.day), decodeData(s.data, s.day));
   const seen = new Map<string, number>();
@@ -72,7 +104,8 @@ function mergedPieces(blocks: EncodedBlocks, ids: Int32Array, days: Int32Array, 
     if (!merged.has(kk) && seen.get(kk) === 1) continue;
     const incoming = decodeData(rowData(blocks, k), days[k]!);
     const before = merged.get(kk);
-    merged.set(kk, before ? mergeReadings(before, incoming) : incoming);
+    if (before && seen.get(kk) === 1 && covers(incoming.times, before.times)) merged.delete(kk);
+    else merged.set(kk, before ? mergeReadings(before, incoming) : incoming);
   }
   const pieces: Uint8Array[] = [BLOCK_COPY_HEADER];
   const written = new Set<string>();
@@ -105,7 +138,7 @@ export async function writeBlocks(pool: Pool, blocks: EncodedBlocks, registerIds
   for (let attempt = 1; ; attempt += 1) {
     try {
       await withTransaction(pool, async (client) => {
-        const { rows: stored } = await client.query<{ id: number; day: number; data: Buffer }>(STORED_SQL, [idList, dayList]);
+        const stored = storedBlocks((await client.query<{ id: number; blob: Buffer }>(STORED_SQL, [idList, dayList])).rows);
         if (stored.length === 0 && !duplicates) return writeCopy(client, [blocks.copy]);
         if (stored.length > 0) await client.query(DELETE_SQL, [stored.map((s) => s.id), stored.map((s) => s.day)]);
         await writeCopy(client, mergedPieces(blocks, ids, days, stored));
