@@ -7,6 +7,7 @@
 // ranges whose boundaries fall on UTC days (alignMs), so every block is in exactly one part.
 // Each part reads its own snapshot: a batch committed while the parts run may be visible in
 // some parts only, as if the registers (or periods) had been read one after the other.
+
 /** A part: registers [from, to) of the query's list, times [start, end). */
 export interface QueryPart {
   from: number;
