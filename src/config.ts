@@ -100,7 +100,7 @@ export const CONFIG_DOCS: ConfigDoc[] = [
   { name: 'QUESTDB_HTTP_URL', default: '(unset)', description: 'QuestDB HTTP endpoint for ILP writes, e.g. http://localhost:9000.' },
   { name: 'QUESTDB_PG_URL', default: '(unset)', description: 'QuestDB PostgreSQL-wire endpoint for queries, e.g. postgres://admin:quest@localhost:8812/qdb.' },
   { name: 'QUESTDB_ILP_PROTOCOL_VERSION', default: 'auto', description: 'InfluxDB line protocol version of QuestDB writes: `1` (text; every QuestDB with ILP over HTTP), `2` or `3` (binary encodings of newer releases), or `auto`: the highest the server lists in its /settings, else 1 (QuestDB 7.4 lists none).' },
-  { name: 'QUERY_PARTS', default: 'CPU count, at most 4', description: 'Large reading queries (PostgreSQL backend) are split into this many parts, by registers or by time, run at once on separate connections; 1 = never split.' },
+  { name: 'QUERY_PARTS', default: 'CPU count, at most 4', description: 'Large reading queries (PostgreSQL backend) fetch their blocks in this many parts, by registers or by days, at once on separate connections; 1 = never split.' },
   { name: 'READINGS_MAX_POINTS', default: '500000', description: 'Most readings one GET /api/readings response may hold (registers × points); more is a 400 asking for a shorter period or a larger resolution.' },
   { name: 'CLEARING_INTERVAL_MS', default: '5000', description: 'How often availability orders past their expiresAt are looked for and cleared (on every instance; each order clears once).' },
   { name: 'VALIDATION_DELAY_MS', default: '3600000', description: 'How long after a transaction’s end its delivery is validated from meter data (time for the readings to arrive).' },
