@@ -4,6 +4,7 @@
 import { availableParallelism } from 'node:os';
 import type { TransferListItem } from 'node:worker_threads';
 import { Piscina } from 'piscina';
+import type aggregateTask from '../workers/readings/aggregateTask.ts';
 import type readingsTask from '../workers/readings/task.ts';
 import type virtualTask from '../workers/virtual/task.ts';
 
@@ -11,6 +12,7 @@ import type virtualTask from '../workers/virtual/task.ts';
  * result type, taken from the entry point itself, so caller and worker cannot drift apart. */
 interface WorkerTasks {
   'readings/task': typeof readingsTask;
+  'readings/aggregateTask': typeof aggregateTask;
   'virtual/task': typeof virtualTask;
 }
 export type WorkerTaskFile = keyof WorkerTasks;
