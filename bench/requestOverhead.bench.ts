@@ -10,6 +10,7 @@ import { createValidators, compile } from '../src/http/validation.ts';
 import { organizationClientInput, vtnCredentialSchema } from '../src/auth/schemas.ts';
 import { arrayOf } from '../src/http/schemas.ts';
 import type { RequestHead } from '../src/http/router.ts';
+import type { AuthRequirement } from '../src/http/types.ts';
 import { TokenSigner } from '../src/auth/tokens.ts';
 import { bootApp, call, clientToken } from './support/bootApp.ts';
 import { writeResults } from './support/load.ts';
@@ -43,7 +44,7 @@ const validators = createValidators();
 const validateInput = compile(validators.body, organizationClientInput, 'bench');
 const serialize = fastJson(arrayOf(vtnCredentialSchema) as never);
 const body = { clientName: 'meter gateway', rolesIds: [1, 2, 3] };
-const need = { permission: 'Organization.Organization.ReadWrite', feature: 'OpenADR', organization: { in: 'query' as const, name: 'organizationId' } };
+const need: AuthRequirement = { permission: 'Organization.Organization.ReadWrite', feature: 'OpenADR', organization: { in: 'query', name: 'organizationId' } };
 const fakeReq = { query: { organizationId }, params: {}, body: undefined } as never;
 
 const b = new Bench({ time: 1500, warmupTime: 300 });

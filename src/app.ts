@@ -20,17 +20,19 @@ import { MemoryRateLimitStore, type RateLimitStore } from './http/rateLimit.ts';
 import { Router } from './http/router.ts';
 import { createHttpServer, type HttpServerKind } from './http/server.ts';
 import type { RouteDef } from './http/types.ts';
+import { PeriodicJob } from './jobs/periodicJob.ts';
 import { createLogger } from './log.ts';
 import { classifyPgError, createPool, type Pool } from './store/database.ts';
 import { startEmbeddedPostgres, type RunningPostgres } from './store/embeddedPostgres.ts';
-import { migrate, type MigrationSource } from './store/migrate.ts';
+import { migrate } from './store/migrate.ts';
+import { MIGRATIONS } from './store/migrationSources.ts';
 import { PgRateLimitStore } from './store/pgRateLimitStore.ts';
 import { createTimeSeriesStore, timeSeriesConfig } from './store/timeseries/index.ts';
 import type { TimeSeriesStore } from './store/timeseries/types.ts';
 import { resourceRoutes } from './grid/resourceRoutes.ts';
 import { zoneRoutes } from './grid/zoneRoutes.ts';
 import { productAdminRoutes } from './products/adminRoutes.ts';
-import { PeriodicJob, clearDueOrders } from './products/clearing.ts';
+import { clearDueOrders } from './products/clearing.ts';
 import { productRoutes } from './products/productRoutes.ts';
 import { settlementRoutes } from './products/settlement.ts';
 import type { ValidationDeps } from './products/validationData.ts';
@@ -44,16 +46,6 @@ import { createVtn } from './vtn/module.ts';
 import { openAdr31TokenRoute } from './vtn/v31/routes.ts';
 import { consoleRoutes } from './console/consoleRoutes.ts';
 import { openApiInfo } from './openApiInfo.ts';
-
-/** Migration folders in dependency order (DESIGN.md: products → grid → meter; auth first). */
-export const MIGRATIONS: MigrationSource[] = [
-  { domain: 'platform', dir: 'src/store/migrations' },
-  { domain: 'auth', dir: 'src/auth/migrations' },
-  { domain: 'meter', dir: 'src/meter/migrations' },
-  { domain: 'grid', dir: 'src/grid/migrations' },
-  { domain: 'products', dir: 'src/products/migrations' },
-  { domain: 'vtn', dir: 'src/vtn/migrations' },
-];
 
 export interface AppOptions {
   log?: Logger;

@@ -7,11 +7,12 @@ import { BASELINE_ALGORITHMS as BASELINE_SPECS, BaselineAlgorithm } from '../wor
 
 export { BaselineAlgorithm };
 
-export interface CodeTable {
+/** A code table: a description for every value of its enum `E` (a missing one fails typecheck). */
+export interface CodeTable<E extends number = number> {
   /** Schema/component name. */
   name: string;
   description: string;
-  values: Readonly<Record<number, string>>;
+  values: Readonly<Record<E, string>>;
 }
 
 /** What a meter measures. */
@@ -127,7 +128,7 @@ export enum DeliveryValidationStatus {
  * (power, voltage, temperature, flow, price, …) are rates or states: buckets average them. */
 export const SUMMED_MEASUREMENTS: ReadonlySet<MeasurementType> = new Set([MeasurementType.ActiveEnergy, MeasurementType.ReactiveEnergy, MeasurementType.Volume]);
 
-export const METER_TYPES: CodeTable = {
+export const METER_TYPES: CodeTable<MeterType> = {
   name: 'MeterType',
   description: 'Meter `type`.',
   values: {
@@ -139,7 +140,7 @@ export const METER_TYPES: CodeTable = {
   },
 };
 
-export const REGISTER_TYPES: CodeTable = {
+export const REGISTER_TYPES: CodeTable<RegisterType> = {
   name: 'RegisterType',
   description: 'Register `type`: the direction of the quantity.',
   values: {
@@ -150,7 +151,7 @@ export const REGISTER_TYPES: CodeTable = {
   },
 };
 
-export const MEASUREMENT_TYPES: CodeTable = {
+export const MEASUREMENT_TYPES: CodeTable<MeasurementType> = {
   name: 'MeasurementType',
   description: 'Register `measurementType`: the physical quantity. Energy and volume readings are summed into larger buckets; all others are averaged.',
   values: {
@@ -168,7 +169,7 @@ export const MEASUREMENT_TYPES: CodeTable = {
   },
 };
 
-export const MEASUREMENT_PREFIXES: CodeTable = {
+export const MEASUREMENT_PREFIXES: CodeTable<MeasurementPrefix> = {
   name: 'MeasurementPrefix',
   description: 'Register `measurementPrefix`: the power of ten of the unit (3 = kilo: kWh, kW).',
   values: {
@@ -180,7 +181,7 @@ export const MEASUREMENT_PREFIXES: CodeTable = {
   },
 };
 
-export const CALCULATION_TYPES: CodeTable = {
+export const CALCULATION_TYPES: CodeTable<CalculationType> = {
   name: 'CalculationType',
   description: 'Virtual register `calculationType` (see docs/virtual-registers.md).',
   values: {
@@ -201,7 +202,7 @@ const BASELINE_DESCRIPTIONS: Record<BaselineAlgorithm, string> = {
   [BaselineAlgorithm.Average10Of10Multiplicative]: '10 of 10, multiplicative same-day adjustment (capped)',
 };
 
-export const RESOURCE_TYPES: CodeTable = {
+export const RESOURCE_TYPES: CodeTable<ResourceType> = {
   name: 'ResourceType',
   description: 'Grid resource `type`.',
   values: {
@@ -213,7 +214,7 @@ export const RESOURCE_TYPES: CodeTable = {
   },
 };
 
-export const REGULATION_TYPES: CodeTable = {
+export const REGULATION_TYPES: CodeTable<RegulationType> = {
   name: 'RegulationType',
   description: 'Grid resource `regulationType`: the direction(s) it can regulate; decides the sign of a delivered quantity.',
   values: {
@@ -223,7 +224,7 @@ export const REGULATION_TYPES: CodeTable = {
   },
 };
 
-export const PRODUCT_TYPES: CodeTable = {
+export const PRODUCT_TYPES: CodeTable<ProductType> = {
   name: 'ProductType',
   description: '`productType` of orders, offers and transactions, and `allowedProducts` of grid resources.',
   values: {
@@ -234,7 +235,7 @@ export const PRODUCT_TYPES: CodeTable = {
   },
 };
 
-export const TIME_RESOLUTIONS: CodeTable = {
+export const TIME_RESOLUTIONS: CodeTable<TimeResolution> = {
   name: 'TimeResolution',
   description: 'Market zone `timeResolution`: order and offer periods start and end on this grid (UTC).',
   values: {
@@ -245,7 +246,7 @@ export const TIME_RESOLUTIONS: CodeTable = {
   },
 };
 
-export const CLEARING_STATUSES: CodeTable = {
+export const CLEARING_STATUSES: CodeTable<ClearingStatus> = {
   name: 'ClearingStatus',
   description: '`clearingStatus` of availability orders (1–4, 7) and availability offers (1, 5–7).',
   values: {
@@ -259,7 +260,7 @@ export const CLEARING_STATUSES: CodeTable = {
   },
 };
 
-export const DELIVERY_VALIDATION_STATUSES: CodeTable = {
+export const DELIVERY_VALIDATION_STATUSES: CodeTable<DeliveryValidationStatus> = {
   name: 'DeliveryValidationStatus',
   description: '`deliveryValidationStatus` of transactions.',
   values: {

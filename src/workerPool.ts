@@ -2,9 +2,20 @@
 // registers. One pool, several task files. Run from TypeScript sources (tests, `npm run dev`)
 // the workers load tsx; run from dist/ they load the compiled .js files.
 import { availableParallelism } from 'node:os';
+import type { TransferListItem } from 'node:worker_threads';
 import { Piscina } from 'piscina';
+import type aggregateTask from '../workers/readings/aggregateTask.ts';
+import type readingsTask from '../workers/readings/task.ts';
+import type virtualTask from '../workers/virtual/task.ts';
 
-export type WorkerTaskFile = 'readings/task' | 'readings/aggregateTask' | 'virtual/task';
+/** The task entry points Piscina loads, by file: `run` takes each one's input and returns its
+ * result type, taken from the entry point itself, so caller and worker cannot drift apart. */
+interface WorkerTasks {
+  'readings/task': typeof readingsTask;
+  'readings/aggregateTask': typeof aggregateTask;
+  'virtual/task': typeof virtualTask;
+}
+export type WorkerTaskFile = keyof WorkerTasks;
 
 const fromSource = import.meta.url.endsWith('.ts');
 const extension = fromSource ? '.ts' : '.js';
@@ -23,9 +34,9 @@ export class WorkerPool {
     });
   }
 
-  run<T>(file: WorkerTaskFile, task: unknown, transferList: ArrayBufferLike[] = []): Promise<T> {
+  run<F extends WorkerTaskFile>(file: F, task: Parameters<WorkerTasks[F]>[0], transferList: readonly (ArrayBufferLike | TransferListItem)[] = []): Promise<ReturnType<WorkerTasks[F]>> {
     const filename = new URL(`../workers/${file}${extension}`, import.meta.url).href;
-    return this.piscina.run(task, { filename, transferList: transferList as never }) as Promise<T>;
+    return this.piscina.run(task, { filename, transferList: transferList as never }) as Promise<ReturnType<WorkerTasks[F]>>;
   }
 
   get threads(): number {

@@ -1,6 +1,6 @@
 // One error catalogue: every error code the platform answers with, its HTTP status and title.
 // Responses are RFC 7807 problem details (`application/problem+json`); `type` is a stable URN
-// built from the code so clients can switch on it. test/unit/errors.test.ts checks that every
+// built from the code so clients can switch on it. test/unit/docs.test.ts checks that every
 // code is documented in docs/errors.md.
 
 export const ERROR_CATALOGUE = {
@@ -110,7 +110,8 @@ export const notFound = (what: string) => new HttpError('not_found', `${what} no
 export const conflict = (detail: string) => new HttpError('conflict', detail);
 export const forbidden = (detail: string) => new HttpError('forbidden', detail);
 
-/** Schema of a problem document, used by the OpenAPI generator and the error serializer. */
+/** Schema of a problem document: the one source for the OpenAPI document and the router's
+ * error serializer. */
 export const problemSchema = {
   title: 'Problem',
   type: 'object',

@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import fastJson from 'fast-json-stringify';
 import type { ValidateFunction } from 'ajv';
 import { checkCredentials, checkRequestOrganization } from './authorize.ts';
-import { HttpError, PROBLEM_CONTENT_TYPE, type ErrorCode } from './errors.ts';
+import { HttpError, PROBLEM_CONTENT_TYPE, problemSchema, type ErrorCode, type ProblemDetails } from './errors.ts';
 import { arrayKeysOf, parseQuery } from './query.ts';
 import {
   rateLimitHeaders,
@@ -63,21 +63,7 @@ export interface Admitted {
   rateHeaders: Record<string, string> | undefined;
 }
 
-const serializeProblem = fastJson({
-  type: 'object',
-  properties: {
-    type: { type: 'string' },
-    title: { type: 'string' },
-    status: { type: 'integer' },
-    detail: { type: 'string' },
-    requestId: { type: 'string' },
-    errors: {
-      type: 'array',
-      items: { type: 'object', properties: { path: { type: 'string' }, message: { type: 'string' } } },
-    },
-  },
-  additionalProperties: true,
-});
+const serializeProblem: (problem: ProblemDetails) => string = fastJson(problemSchema);
 
 export function compileRoute(def: RouteDef, validators: Validators): CompiledRoute {
   const what = `${def.method} ${def.path}`;

@@ -1,6 +1,7 @@
 // The route table's vocabulary. Domains describe their endpoints with these types; the HTTP
 // layer (router.ts, server.ts) turns them into validated, authenticated, rate-limited handlers.
 // Nothing here knows uWebSockets.js, so handlers are plain functions testable without a socket.
+import type { Feature, Permission, VtnScope } from '../auth/catalogue.ts';
 import type { HttpError } from './errors.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -34,11 +35,11 @@ export type OrganizationSource =
 
 export interface AuthRequirement {
   /** Permission that must be held (ReadWrite implies Read). */
-  permission?: string;
+  permission?: Permission;
   /** Feature that must be enabled in the organization. */
-  feature?: string;
+  feature?: Feature;
   /** At least one of these OpenADR scopes (VTN credential tokens). */
-  anyScope?: readonly string[];
+  anyScope?: readonly VtnScope[];
   /** Only global administrators (the admin API). */
   globalAdmin?: boolean;
   /** Which organization the permission and feature apply to. Default: the caller's own. */

@@ -40,9 +40,11 @@ export function parseUtcTimestamp(s: string): number | undefined {
   if (!m) return undefined;
   const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4], m[5], m[6]].map(Number) as [number, number, number, number, number, number];
   if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return undefined;
-  const ms = Date.UTC(year, month - 1, day, hour, minute, second) + (m[7] ? Math.floor(Number(`0${m[7]}`) * 1000) : 0);
-  if (new Date(ms).getUTCDate() !== day) return undefined;
-  return ms;
+  // setUTCFullYear, not Date.UTC: Date.UTC reads years 0–99 as 1900–1999.
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  if (date.getUTCDate() !== day) return undefined;
+  return date.getTime() + hour * 3_600_000 + minute * 60_000 + second * 1000 + (m[7] ? Math.floor(Number(`0${m[7]}`) * 1000) : 0);
 }
 /** ISO 8601 durations as OpenADR 3.0.1 writes them (its `duration` pattern): whole numbers of
  * years, months, weeks or days (weeks and days not both), hours and minutes, a fraction only on

@@ -7,17 +7,11 @@ import type { Principal } from '../http/types.ts';
 import type { Queryable } from '../store/database.ts';
 import { TooManyPoints, type TimeSeriesStore } from '../store/timeseries/types.ts';
 import { registersForRead, registersForReadBy, type RegisterForRead } from './meterStore.ts';
-import type { VirtualEngine } from './virtualEngine.ts';
+import type { ReadWindow, VirtualEngine } from './virtualEngine.ts';
 
-export interface ReadingsQuery {
+export interface ReadingsQuery extends ReadWindow {
   organizationId: number | undefined;
   registerIds: number[];
-  start: number;
-  end: number;
-  /** 0 = as stored; otherwise bucket length in seconds. */
-  resolution: number;
-  /** Average every bucket whatever the register kind (the hourly-average endpoint). */
-  forceAverage?: boolean;
 }
 
 export interface QueryDeps {

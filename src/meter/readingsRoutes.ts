@@ -7,9 +7,12 @@ import type { ApiRequest, RateLimitWindow, RouteDef } from '../http/types.ts';
 import { parseUtcTimestamp } from '../http/validation.ts';
 import type { TimeSeriesStore } from '../store/timeseries/types.ts';
 import type { Queryable } from '../store/database.ts';
+import { MAX_ID_LENGTH, MAX_RESOLUTION } from '../../workers/readings/parseReadings.ts';
 import { ingestReadings } from './ingest.ts';
 import { queryReadings, type QueryDeps } from './readingsQuery.ts';
 import { registerReadingsSchema } from './schemas.ts';
+
+const externalIdRef = { type: 'string', minLength: 1, maxLength: MAX_ID_LENGTH } as const;
 
 export interface ReadingsRouteDeps extends QueryDeps {
   db: Queryable;
@@ -17,22 +20,25 @@ export interface ReadingsRouteDeps extends QueryDeps {
   rateLimit: readonly RateLimitWindow[];
 }
 
-const postBody = objectSchema(
+/** The published POST /api/readings body. The worker's byte parser (workers/readings/parseReadings.ts)
+ * is what enforces it; its limits are taken from there, and test/unit/readingsBodyContract.test.ts
+ * checks that both accept and refuse the same bodies. */
+export const readingsBatchSchema = objectSchema(
   {
     meters: arrayOf(
       objectSchema(
         {
-          id: { type: 'string', description: 'The meter’s externalId.' },
+          id: { ...externalIdRef, description: 'The meter’s externalId.' },
           registers: arrayOf(
             objectSchema(
               {
-                id: { type: 'string', description: 'The register’s externalId on that meter.' },
+                id: { ...externalIdRef, description: 'The register’s externalId on that meter.' },
                 values: arrayOf(
                   objectSchema(
                     {
                       timestamp: { ...utcDateTime, description: 'Start of the interval, ISO 8601 UTC (Z).' },
                       value: { type: 'number' },
-                      resolution: { type: 'integer', minimum: 1, description: 'Seconds the reading covers.' },
+                      resolution: { type: 'integer', minimum: 1, maximum: MAX_RESOLUTION, description: 'Seconds the reading covers (at most 366 days).' },
                     },
                     ['timestamp', 'value', 'resolution'],
                   ),
@@ -73,7 +79,7 @@ export function readingsRoutes(deps: ReadingsRouteDeps): RouteDef[] {
       tags: ['Readings'],
       auth: { permission: 'Meter.Organization.ReadWrite' },
       bodyKind: 'raw',
-      body: postBody,
+      body: readingsBatchSchema,
       bodyExample: {
         meters: [
           {

@@ -1,8 +1,9 @@
 // Schemas of meters, registers, virtual definitions and readings, as the interface names them.
 import { BASELINE_ALGORITHMS, CALCULATION_TYPES, MEASUREMENT_PREFIXES, MEASUREMENT_TYPES, METER_TYPES, REGISTER_TYPES, codeSchema } from '../codes.ts';
 import { arrayOf, dateTime, int32Id, nullable, objectSchema } from '../http/schemas.ts';
+import { MAX_ID_LENGTH } from '../../workers/readings/parseReadings.ts';
 
-const externalId = { type: 'string', minLength: 1, maxLength: 200, description: 'Your identifier; POST /api/readings names meters and registers by it.' };
+const externalId = { type: 'string', minLength: 1, maxLength: MAX_ID_LENGTH, description: 'Your identifier; POST /api/readings names meters and registers by it.' };
 const name = { type: 'string', minLength: 1, maxLength: 200 };
 const coordinate = { type: ['string', 'null'], maxLength: 64, description: 'Decimal degrees as text, e.g. "10.7522".' };
 const seconds = { type: 'integer', minimum: 1, maximum: 31 * 86400 };

@@ -1,6 +1,5 @@
 // Virtual registers, computed on read (docs/virtual-registers.md).
 import type { RegisterForRead } from './meterStore.ts';
-import type { ReadingsQuery } from './readingsQuery.ts';
 
 /** A virtual register's values at its defaultResolution: one bucket per interval of the
  * period, NaN where it cannot be computed (missing source data). */
@@ -13,9 +12,20 @@ export interface ComputedSeries {
   updatedAt: Float64Array;
 }
 
+/** What the engine needs of a readings query (readingsQuery.ts's ReadingsQuery extends it):
+ * the period [start, end) and the bucketing. */
+export interface ReadWindow {
+  start: number;
+  end: number;
+  /** 0 = as stored; otherwise bucket length in seconds. */
+  resolution: number;
+  /** Average every bucket whatever the register kind (the hourly-average endpoint). */
+  forceAverage?: boolean;
+}
+
 export interface VirtualEngine {
   /** The register's readings for the query, as a JSON array like the stored ones (UTF-8). */
-  readingsJson(register: RegisterForRead, query: ReadingsQuery): Promise<Buffer>;
+  readingsJson(register: RegisterForRead, query: ReadWindow): Promise<Buffer>;
   /** The register's values over [start, end) for computations (delivery validation). */
   series(register: RegisterForRead, start: number, end: number): Promise<ComputedSeries>;
 }

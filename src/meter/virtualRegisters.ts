@@ -16,11 +16,10 @@ import type { WorkerPool } from '../workerPool.ts';
 import { baselineLookbackDays } from '../../workers/virtual/baselineAlgorithms.ts';
 import { previousResetInstant } from '../../workers/virtual/runningTotal.ts';
 import { nextLocalMidnight, startOfLocalDay } from '../../workers/virtual/time.ts';
-import type { VirtualResult, VirtualTask } from '../../workers/virtual/task.ts';
+import type { VirtualTask } from '../../workers/virtual/task.ts';
 import { eventDaysBetween, registersForRead, type RegisterForRead } from './meterStore.ts';
-import type { ReadingsQuery } from './readingsQuery.ts';
 import { aggregateOf } from './readingsQuery.ts';
-import type { ComputedSeries, VirtualEngine } from './virtualEngine.ts';
+import type { ComputedSeries, ReadWindow, VirtualEngine } from './virtualEngine.ts';
 
 const MAX_DEPTH = 8;
 /** Most buckets a virtual register is computed over in one request. */
@@ -61,7 +60,7 @@ export class VirtualRegisters implements VirtualEngine {
   ) {}
 
   private async run(task: VirtualTask, transfer: ArrayBufferLike[] = []): Promise<Float64Array> {
-    const result = await this.workers.run<VirtualResult>('virtual/task', task, transfer);
+    const result = await this.workers.run('virtual/task', task, transfer);
     if ('error' in result) throw new HttpError('unprocessable', `The virtual register cannot be computed: ${result.message}`);
     return result.values;
   }
@@ -178,7 +177,7 @@ export class VirtualRegisters implements VirtualEngine {
     return bucketStarts(start, end, native, register.timeZone).filter((t) => t >= start);
   }
 
-  async readingsJson(register: RegisterForRead, q: ReadingsQuery): Promise<Buffer> {
+  async readingsJson(register: RegisterForRead, q: ReadWindow): Promise<Buffer> {
     const native = register.defaultResolution;
     const targets = this.nativeTargets(register, q.start, q.end);
     const computed = await this.compute(register, targets, native, 0);

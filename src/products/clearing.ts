@@ -9,7 +9,6 @@
 // covered), PartiallyCleared or NotCleared; offers end Accepted or Rejected.
 // The order row is locked (FOR UPDATE SKIP LOCKED by the scheduler), so with several app
 // instances each order clears exactly once, and a restart resumes whatever is due.
-import type { Logger } from 'pino';
 import { ClearingStatus } from '../codes.ts';
 import { HttpError, notFound } from '../http/errors.ts';
 import { withTransaction, type Pool, type PoolClient } from '../store/database.ts';
@@ -82,47 +81,4 @@ export async function clearDueOrders(pool: Pool, batch = 50): Promise<number> {
     for (const { id } of rows) await clearOrder(tx, id);
     return rows.length;
   });
-}
-
-/** Runs `work` every `intervalMs` (and again at once while it reports work done), until stopped. */
-export class PeriodicJob {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private stopped = false;
-
-  constructor(
-    private readonly name: string,
-    private readonly work: () => Promise<number>,
-    private readonly intervalMs: number,
-    private readonly log: Logger,
-  ) {}
-
-  start(): void {
-    this.schedule(0);
-  }
-
-  private schedule(delay: number): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.running = this.tick();
-    }, delay);
-    this.timer.unref();
-  }
-
-  private async tick(): Promise<void> {
-    let done = 0;
-    try {
-      done = await this.work();
-      if (done > 0) this.log.info({ job: this.name, done }, 'job step');
-    } catch (err) {
-      this.log.warn({ job: this.name, err }, 'job step failed; retrying later');
-    }
-    this.schedule(done > 0 ? 0 : this.intervalMs);
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
-  }
 }

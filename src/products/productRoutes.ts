@@ -1,5 +1,6 @@
 // Product endpoints: orders (create, list), acceptance of flexibility orders, transactions,
 // transactions affecting a substation, and availability offers.
+import type { Feature } from '../auth/catalogue.ts';
 import { HttpError, notFound } from '../http/errors.ts';
 import { arrayOf, idParams, int32Id } from '../http/schemas.ts';
 import type { ApiRequest, AuthRequirement, RouteDef } from '../http/types.ts';
@@ -25,8 +26,8 @@ import * as transactions from './transactions.ts';
 
 type Period = { organizationId: number; start: string; end: string; marketZoneId?: number };
 
-const read = (feature: string, where: 'query' | 'body' = 'query'): AuthRequirement => ({ permission: 'Order.Organization.Read', feature, organization: { in: where, name: 'organizationId' } });
-const write = (feature: string, where: 'query' | 'body' = 'body'): AuthRequirement => ({ permission: 'Order.Organization.ReadWrite', feature, organization: { in: where, name: 'organizationId' } });
+const read = (feature: Feature, where: 'query' | 'body' = 'query'): AuthRequirement => ({ permission: 'Order.Organization.Read', feature, organization: { in: where, name: 'organizationId' } });
+const write = (feature: Feature, where: 'query' | 'body' = 'body'): AuthRequirement => ({ permission: 'Order.Organization.ReadWrite', feature, organization: { in: where, name: 'organizationId' } });
 
 function period(q: Period): { organizationId: number; marketZoneId?: number; start: number; end: number } {
   const start = parseUtcTimestamp(q.start)!;

@@ -1,4 +1,4 @@
-// The delivery-validation job (a PeriodicJob, see src/app.ts) and on-demand validation.
+// The delivery-validation job (a PeriodicJob, src/jobs/periodicJob.ts, wired in src/app.ts) and on-demand validation.
 //
 // Each step claims a batch of due flexibility transactions with FOR UPDATE SKIP LOCKED (so with
 // several app instances each transaction is validated by one of them, and a restart resumes

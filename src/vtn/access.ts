@@ -7,6 +7,7 @@
 // its whole organization. Any other VTN credential is a VEN client: it sees only its own VENs,
 // their resources, its reports and subscriptions, and programs and events that are untargeted
 // or targeted at one of its VENs. A global administrator with an organization acts as BL there.
+import type { VtnScope } from '../auth/catalogue.ts';
 import { HttpError } from '../http/errors.ts';
 import type { AuthRequirement, Principal } from '../http/types.ts';
 
@@ -21,11 +22,11 @@ export const SCOPES = {
   writeSubscriptions: ['write_subscriptions'],
   readVens: ['read_all', 'read_ven_objects'],
   writeVens: ['write_vens'],
-} as const satisfies Record<string, readonly string[]>;
+} as const satisfies Record<string, readonly VtnScope[]>;
 
 /** The route table's requirement: one of the scopes, and the OpenADR feature in the caller's
  * own organization (the VTN namespace is always the caller's organization). */
-export function vtnAuth(anyScope: readonly string[]): AuthRequirement {
+export function vtnAuth(anyScope: readonly VtnScope[]): AuthRequirement {
   return { anyScope, feature: 'OpenADR' };
 }
 

@@ -2,6 +2,7 @@
 // GET list → 200 array; POST → 201 created object; GET one → 200; PUT → 200 updated object;
 // DELETE → 200 deleted object; 404 for an unknown (or not visible) id. Bodies are JSON only
 // (415 otherwise). Responses are the stored documents, sent as they are.
+import type { VtnScope } from '../auth/catalogue.ts';
 import { notFound } from '../http/errors.ts';
 import { arrayOf, objectSchema } from '../http/schemas.ts';
 import type { ApiRequest, JsonSchema, RouteDef } from '../http/types.ts';
@@ -23,8 +24,8 @@ export interface CollectionSpec<Q, B> {
   /** A realistic create/replace body for the OpenAPI document. */
   example: unknown;
   query: JsonSchema;
-  readScopes: readonly string[];
-  writeScopes: readonly string[];
+  readScopes: readonly VtnScope[];
+  writeScopes: readonly VtnScope[];
   /** Read responses are cached until a change in one of these groups (readCache.ts). */
   cache: ReadCache;
   readsFrom: (caller: VtnCaller) => readonly CacheGroup[];

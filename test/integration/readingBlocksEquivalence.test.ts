@@ -3,7 +3,7 @@
 // 45-minute offsets, corrections over several batches) go into the store and, with the same
 // semantics, into a table of the former layout (one row per reading); every question is then
 // asked of both — the store through its rollups and blocks, the reference with the SQL the row
-// store used (bucket queries of src/store/timeseries/postgres/bucketSql.ts before blocks) — and
+// store used (bucket queries of the former postgres/bucketSql.ts, before blocks) — and
 // the answers must match: same buckets, times, lengths and updatedAt, values to 1e-9.
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -4,7 +4,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { MIGRATIONS } from '../../src/app.ts';
+import { MIGRATIONS } from '../../src/store/migrationSources.ts';
 import { createPool, type Pool } from '../../src/store/database.ts';
 import { loadMigrations, migrate } from '../../src/store/migrate.ts';
 import { PgRateLimitStore } from '../../src/store/pgRateLimitStore.ts';

@@ -6,7 +6,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { pino } from 'pino';
 import type { TestProject } from 'vitest/node';
-import { MIGRATIONS } from '../../src/app.ts';
+import { MIGRATIONS } from '../../src/store/migrationSources.ts';
 import { createPool } from '../../src/store/database.ts';
 import { startEmbeddedPostgres, type RunningPostgres } from '../../src/store/embeddedPostgres.ts';
 import { migrate } from '../../src/store/migrate.ts';

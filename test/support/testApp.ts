@@ -6,6 +6,7 @@ import { pino } from 'pino';
 import { inject } from 'vitest';
 import { createApp, type App } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
+import { checkRawReplies, type RawReplyLog } from './rawReplies.ts';
 
 export interface Response<T = any> {
   status: number;
@@ -77,6 +78,8 @@ export interface TestApp {
   url: string;
   adminToken: string;
   databaseUrl: string;
+  /** Raw JSON replies checked against their response schemas so far. */
+  rawReplies: RawReplyLog;
   close(): Promise<void>;
 }
 
@@ -86,5 +89,11 @@ export async function startTestApp(env: Record<string, string> = {}, databaseUrl
   const config = loadConfig({ PORT: '0', ...(process.env.HTTP_SERVER ? { HTTP_SERVER: process.env.HTTP_SERVER } : {}), DATABASE_URL: dbUrl, ADMIN_TOKEN: adminToken, DB_POOL_MAX: '5', LOG_LEVEL: 'silent', DATA_DIR: '/tmp/flex-test-unused', MQTT_PORT: '0', ...env });
   const app = await createApp(config, { log: pino({ level: env.LOG_LEVEL ?? 'silent' }) });
   const api = new Api(app.baseUrl);
-  return { app, api, url: app.baseUrl, adminToken, databaseUrl: dbUrl, close: () => app.close() };
+  // Every raw JSON reply is held to its route's response schema (test/support/rawReplies.ts).
+  const rawReplies = checkRawReplies(app);
+  const close = async () => {
+    await app.close();
+    if (rawReplies.failures.length > 0) throw new Error(`raw replies that do not match their response schema:\n${[...new Set(rawReplies.failures)].join('\n')}`);
+  };
+  return { app, api, url: app.baseUrl, adminToken, databaseUrl: dbUrl, rawReplies, close };
 }

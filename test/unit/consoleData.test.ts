@@ -7,7 +7,7 @@ import { toCsv } from '../../console/src/data/csv.ts';
 import { intervalsOf, payloadText } from '../../console/src/data/eventTimeline.ts';
 import { alignReadings, visibleRows } from '../../console/src/data/series.ts';
 import { CLEARING_STATUSES, DELIVERY_STATUSES, MEASUREMENT_UNITS, PREFIXES, PRODUCT_TYPES, registerLabel } from '../../console/src/data/units.ts';
-import { CLEARING_STATUSES as API_CLEARING, DELIVERY_VALIDATION_STATUSES, MEASUREMENT_PREFIXES, MEASUREMENT_TYPES, PRODUCT_TYPES as API_PRODUCTS } from '../../src/codes.ts';
+import { CLEARING_STATUSES as API_CLEARING, DELIVERY_VALIDATION_STATUSES, MEASUREMENT_PREFIXES, MEASUREMENT_TYPES, PRODUCT_TYPES as API_PRODUCTS, type MeasurementType } from '../../src/codes.ts';
 
 const reading = (timestamp: string, value: number, resolution = 900) => ({
   timestamp,
@@ -131,7 +131,7 @@ describe('the console’s code tables', () => {
     expect(Object.keys(CLEARING_STATUSES)).toEqual(Object.keys(API_CLEARING.values));
     expect(Object.keys(DELIVERY_STATUSES)).toEqual(Object.keys(DELIVERY_VALIDATION_STATUSES.values));
     // Units agree with the API's descriptions ("Active energy, Wh (summed)").
-    for (const [code, unit] of Object.entries(MEASUREMENT_UNITS)) if (unit && unit !== 'price') expect(MEASUREMENT_TYPES.values[Number(code)], unit).toContain(`, ${unit} (`);
+    for (const [code, unit] of Object.entries(MEASUREMENT_UNITS)) if (unit && unit !== 'price') expect(MEASUREMENT_TYPES.values[Number(code) as MeasurementType], unit).toContain(`, ${unit} (`);
     expect(registerLabel({ id: 4, name: 'Main', measurementType: 1, measurementPrefix: 3 })).toBe('#4 Main (kWh)');
   });
 });

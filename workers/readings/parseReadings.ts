@@ -37,6 +37,8 @@ export type ParseOutcome = { ok: true; batch: ParsedBatch } | { ok: false; error
 
 export const MAX_ERRORS = 20;
 export const MAX_RESOLUTION = 366 * 86400;
+/** Meter and register externalIds: 1 to this many characters (src/meter/schemas.ts). */
+export const MAX_ID_LENGTH = 200;
 
 export class Rows {
   size = 0;
@@ -91,7 +93,7 @@ export function parseTimestampBytes(b: Uint8Array, start: number, end: number): 
     const d = b[start + DIGIT_POSITIONS[k]!]! - 0x30;
     if (d < 0 || d > 9) return BAD_TIMESTAMP;
   }
-  if (b[start + 4] !== 0x2d || b[start + 7] !== 0x2d || (b[start + 10] !== 0x54 && b[start + 10] !== 0x74) || b[start + 13] !== 0x3a || b[start + 16] !== 0x3a) {
+  if (b[start + 4] !== 0x2d || b[start + 7] !== 0x2d || b[start + 10] !== 0x54 || b[start + 13] !== 0x3a || b[start + 16] !== 0x3a) {
     return BAD_TIMESTAMP;
   }
   const year = (b[start]! - 0x30) * 1000 + (b[start + 1]! - 0x30) * 100 + (b[start + 2]! - 0x30) * 10 + (b[start + 3]! - 0x30);
@@ -216,8 +218,8 @@ function parseStringField(ctx: Context, path: string): string | undefined {
     return undefined;
   }
   const s = c.string();
-  if (s.length === 0 || s.length > 200) {
-    addError(ctx, path, 'must be 1 to 200 characters');
+  if (s.length === 0 || s.length > MAX_ID_LENGTH) {
+    addError(ctx, path, `must be 1 to ${MAX_ID_LENGTH} characters`);
     return undefined;
   }
   // Ids are looked up in text columns: U+0000 or an unpaired surrogate would fail there.
@@ -346,8 +348,9 @@ export function monthsOf(timestamps: Float64Array): number[] {
     const t = timestamps[i]!;
     if (t >= lastMonthStart && t < lastMonthEnd) continue;
     const d = new Date(t);
-    lastMonthStart = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
-    lastMonthEnd = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+    // setUTCFullYear, not Date.UTC: Date.UTC reads years 0–99 as 1900–1999.
+    lastMonthStart = new Date(0).setUTCFullYear(d.getUTCFullYear(), d.getUTCMonth(), 1);
+    lastMonthEnd = new Date(0).setUTCFullYear(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
     months.add(lastMonthStart);
   }
   return [...months].sort((a, b) => a - b);

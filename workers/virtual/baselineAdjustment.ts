@@ -10,7 +10,7 @@
 // Every window interval must have an actual value and a value on every chosen day; otherwise
 // the adjusted baseline of that day is NaN, not the unadjusted one: a day-ahead request, made
 // before the window's readings arrive, must not return a number that changes silently later.
-import type { BaselineContext } from './baselines.ts';
+import type { BaselineContext } from './baselineContext.ts';
 import type { SameDayAdjustment } from './baselineAlgorithms.ts';
 import { HOUR_MS, localDayNear, wallSecondsOf, type LocalDay } from './time.ts';
 

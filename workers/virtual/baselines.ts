@@ -17,8 +17,9 @@ import {
   type BaselineOptions,
 } from './baselineAlgorithms.ts';
 import { applyAdjustment, windowMeans } from './baselineAdjustment.ts';
-import { assertAscending, assertSeries, SeriesLookup } from './series.ts';
-import { assertTimeZone, dayIndexOfKey, instantOnDay, localDayAt, splitByLocalDay, wallSecondsOf, weekdayTypeOfIndex, type LocalDay } from './time.ts';
+import { BaselineContext } from './baselineContext.ts';
+import { assertAscending, assertSeries } from './series.ts';
+import { assertTimeZone, dayIndexOfKey, splitByLocalDay, wallSecondsOf, weekdayTypeOfIndex, type LocalDay } from './time.ts';
 
 export { BaselineAlgorithm, BASELINE_ALGORITHMS, baselineLookbackDays, isBaselineAlgorithm, type BaselineOptions } from './baselineAlgorithms.ts';
 
@@ -33,29 +34,6 @@ export interface BaselineInput {
   /** Local days ('YYYY-MM-DD') never used as similar days, e.g. days with events. */
   excludedDays?: readonly string[];
   options?: BaselineOptions;
-}
-
-/** What the per-day computations share: the history and the zone. */
-export class BaselineContext {
-  readonly lookup: SeriesLookup;
-
-  constructor(
-    history: BaselineInput['history'],
-    readonly resolutionMs: number,
-    readonly timeZone: string,
-  ) {
-    this.lookup = new SeriesLookup(history.timestamps, history.values, resolutionMs);
-  }
-
-  /** Local day number `index` (days since 1970-01-01), resolved once per zone and cached. */
-  day(index: number): LocalDay {
-    return localDayAt(index, this.timeZone);
-  }
-
-  /** The history value at clock time `seconds` on `day`; NaN when missing or nonexistent. */
-  valueAtClock(day: LocalDay, seconds: number): number {
-    return this.lookup.valueAt(instantOnDay(day, seconds, 'missing'));
-  }
 }
 
 interface Settings {

@@ -11,21 +11,13 @@
 // Hostile input stays cheap: at most MAX_EXPRESSION_LENGTH characters and MAX_NESTING_DEPTH
 // levels of parentheses, calls and unary signs, so parsing is linear and its recursion bounded.
 
+import type { BinaryOperator, Expr, FunctionName } from './expressionAst.ts';
+
+export type { BinaryOperator, Expr, FunctionName } from './expressionAst.ts';
 export { evaluateExpression } from './expressionEval.ts';
 
 export const MAX_EXPRESSION_LENGTH = 1000;
 export const MAX_NESTING_DEPTH = 64;
-
-export type BinaryOperator = '+' | '-' | '*' | '/';
-export type FunctionName = 'min' | 'max' | 'abs';
-
-export type Expr =
-  | { type: 'number'; value: number }
-  /** `index` is the variable's position in the list given to parseExpression: inputs[index]. */
-  | { type: 'variable'; name: string; index: number }
-  | { type: 'negate'; operand: Expr }
-  | { type: 'binary'; operator: BinaryOperator; left: Expr; right: Expr }
-  | { type: 'call'; name: FunctionName; args: Expr[] };
 
 export type ParseResult = { ok: true; ast: Expr } | { ok: false; message: string; position: number };
 

@@ -7,7 +7,7 @@
 // all propagate NaN). Division by zero gives NaN, not ±Infinity: a register divided by a
 // register that reads 0 has no meaningful value, and ±Infinity would poison sums downstream.
 import { fail } from './errors.ts';
-import type { BinaryOperator, Expr } from './expression.ts';
+import type { BinaryOperator, Expr } from './expressionAst.ts';
 
 type Value = number | Float64Array;
 

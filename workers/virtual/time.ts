@@ -11,7 +11,7 @@
 // - a local day starts at its first instant: midnight, or the end of a gap that swallows
 //   midnight (America/Santiago 2024-09-08 starts at 01:00 -03).
 import { fail } from './errors.ts';
-import { dayIndexOfKey, dayIndexToKey } from './calendar.ts';
+import { dayIndexOfKey, dayIndexToKey, daysFromCivil } from './calendar.ts';
 
 export { addLocalDays, daysBetween, dayIndexOfKey, dayIndexToKey, weekdayOfIndex, weekdayType, weekdayTypeOfIndex, type WeekdayType } from './calendar.ts';
 
@@ -111,7 +111,8 @@ function wallClock(ms: number, timeZone: string): number {
   if (match === null) fail('invalid_input', `cannot express ${ms} in ${timeZone}`);
   const [, month, day, year, hour, minute, second] = match;
   const fraction = ms - Math.floor(ms / 1000) * 1000;
-  return Date.UTC(+year!, +month! - 1, +day!, +hour!, +minute!, +second!) + fraction;
+  // daysFromCivil, not Date.UTC: Date.UTC reads years 0–99 as 1900–1999.
+  return daysFromCivil(+year!, +month!, +day!) * 86_400_000 + +hour! * 3_600_000 + +minute! * 60_000 + +second! * 1000 + fraction;
 }
 
 function offsetAt(ms: number, timeZone: string): number {

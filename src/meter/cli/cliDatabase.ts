@@ -14,6 +14,7 @@ import { createLogger } from '../../log.ts';
 import { createPool, type Pool } from '../../store/database.ts';
 import { isAlive, startEmbeddedPostgres, type RunningPostgres } from '../../store/embeddedPostgres.ts';
 import { migrate } from '../../store/migrate.ts';
+import { MIGRATIONS } from '../../store/migrationSources.ts';
 import { createTimeSeriesStore, timeSeriesConfig } from '../../store/timeseries/index.ts';
 import type { TimeSeriesStore } from '../../store/timeseries/types.ts';
 import { WorkerPool } from '../../workerPool.ts';
@@ -89,8 +90,6 @@ export async function openCliDatabase(config: Config, log: Logger): Promise<CliD
     await embedded?.stop();
   };
   try {
-    // Loaded here, not at the top: app.ts brings every domain, which `--help` does not need.
-    const { MIGRATIONS } = await import('../../app.ts');
     await migrate(pool, MIGRATIONS, log);
     // The store's worker pool starts no thread until a write needs one (rows from the CSV
     // import are encoded in this thread; exports need none).

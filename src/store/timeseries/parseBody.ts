@@ -23,7 +23,7 @@ export function bodyBytes(body: Uint8Array): Uint8Array {
 
 export function parseBody(workers: WorkerPool, bytes: Uint8Array, options: ParseOptions): Promise<ParseResult> {
   const task: ParseTask = { body: bytes, ...options };
-  return workers.run<ParseResult>('readings/task', task, [bytes.buffer, ...(options.stream ? [options.stream as unknown as ArrayBuffer] : [])]);
+  return workers.run('readings/task', task, [bytes.buffer, ...(options.stream ? [options.stream] : [])]);
 }
 
 /** The refusal of a body the worker did not accept. */

@@ -4,6 +4,7 @@
 // stored representation, and every answer is mapped back (representation.ts). Plus what only
 // 3.1 has: first-level resources, the active-event filter, /auth/server, /notifiers and the MQTT
 // topic endpoints. Mapping and refusals: docs/openadr-3.1.md.
+import type { VtnScope } from '../../auth/catalogue.ts';
 import { badRequest, forbidden, notFound } from '../../http/errors.ts';
 import { INT32_MAX, objectSchema, querySchema } from '../../http/schemas.ts';
 import type { ApiRequest, RouteDef } from '../../http/types.ts';
@@ -339,7 +340,7 @@ export function openAdr31TokenRoute(oauthToken: RouteDef, basePath: string, audi
   };
 }
 
-const ANY_READ = ['read_all', 'read_targets', 'read_ven_objects'];
+const ANY_READ: VtnScope[] = ['read_all', 'read_targets', 'read_ven_objects'];
 
 /** /auth/server, /notifiers and the MQTT topic names. */
 function notifierRoutes(deps: VtnDeps, options: V31Options): RouteDef[] {

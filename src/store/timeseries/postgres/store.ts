@@ -9,7 +9,7 @@
 //   JSON by ../readingJson.ts; rows of the former row table converted at start (convertRows.ts).
 import type { Pool } from '../../database.ts';
 import type { WorkerPool } from '../../../workerPool.ts';
-import { aggregateBlocks, rawNeeded, readingsOfBlocks, type BucketColumns, type Bucketing } from '../../../../workers/readings/aggregate.ts';
+import { aggregateBlocks, rawNeeded, readingsOfBlocks, type Bucketing } from '../../../../workers/readings/aggregate.ts';
 import type { AggregateTask } from '../../../../workers/readings/aggregateTask.ts';
 import { decodeData, dayOf } from '../../../../workers/readings/blocks.ts';
 import { seriesJsonById } from '../readingJson.ts';
@@ -96,7 +96,7 @@ export class PostgresTimeSeriesStore implements TimeSeriesStore {
     }
     // Every reading decoded: in the worker pool.
     const task: AggregateTask = { registers: q.registers.map((r) => ({ blocks: blocks.get(r.id) ?? [], summed: r.aggregate === 'sum', bucketing: bucketing(r.timeZone) })), start: q.start, end: q.end };
-    const columns = await this.workers.run<BucketColumns[]>('readings/aggregateTask', task);
+    const columns = await this.workers.run('readings/aggregateTask', task);
     return q.registers.map((r, k) => ({ registerId: r.id, ...columns[k]! }));
   }
 

@@ -1,0 +1,47 @@
+// Background work every instance runs on a timer (order clearing, delivery validation; wired in
+// src/app.ts). Each job's step claims its own rows (FOR UPDATE SKIP LOCKED), so several
+// instances can run the same job; this class only schedules, logs and stops it.
+import type { Logger } from 'pino';
+
+/** Runs `work` every `intervalMs` (and again at once while it reports work done), until stopped. */
+export class PeriodicJob {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly name: string,
+    private readonly work: () => Promise<number>,
+    private readonly intervalMs: number,
+    private readonly log: Logger,
+  ) {}
+
+  start(): void {
+    this.schedule(0);
+  }
+
+  private schedule(delay: number): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.running = this.tick();
+    }, delay);
+    this.timer.unref();
+  }
+
+  private async tick(): Promise<void> {
+    let done = 0;
+    try {
+      done = await this.work();
+      if (done > 0) this.log.info({ job: this.name, done }, 'job step');
+    } catch (err) {
+      this.log.warn({ job: this.name, err }, 'job step failed; retrying later');
+    }
+    this.schedule(done > 0 ? 0 : this.intervalMs);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+  }
+}
