@@ -93,22 +93,27 @@ export class EmbeddedBroker {
     aedes.authenticate = (client, username, password, done) => {
       const token = password?.toString('utf8') ?? '';
       const address = (client.conn as Partial<net.Socket>).remoteAddress ?? 'unknown';
-      if (broker.isBlocked(username, address)) return done(authError('Too many failed logins; retry later', SERVER_UNAVAILABLE), false);
       const refuse = (err: Error, returnCode: number) =>
         broker.countFailure(username, address).then(
-          () => done(authError(err.message, returnCode), false),
+          (over) => done(over ? authError('Too many failed logins; retry later', SERVER_UNAVAILABLE) : authError(err.message, returnCode), false),
           (limitErr: Error) => {
             log.warn({ err: limitErr.message }, 'MQTT login limit not updated');
             done(authError(err.message, returnCode), false);
           },
         );
-      if (token === '' || token.length > 8192) return void refuse(new Error('The password must be a VTN access token'), BAD_CREDENTIALS);
-      callerOf(authenticate, token).then(
-        (caller) => {
-          sessions.set(client, { token, organizationId: caller.organizationId });
-          done(null, true);
+      broker.isBlocked(username, address).then(
+        (blocked) => {
+          if (blocked) return done(authError('Too many failed logins; retry later', SERVER_UNAVAILABLE), false);
+          if (token === '' || token.length > 8192) return void refuse(new Error('The password must be a VTN access token'), BAD_CREDENTIALS);
+          callerOf(authenticate, token).then(
+            (caller) => {
+              sessions.set(client, { token, organizationId: caller.organizationId });
+              done(null, true);
+            },
+            (err: Error) => void refuse(err, (err as { status?: number }).status === 401 || /token/i.test(err.message) ? BAD_CREDENTIALS : NOT_AUTHORIZED),
+          );
         },
-        (err: Error) => void refuse(err, (err as { status?: number }).status === 401 || /token/i.test(err.message) ? BAD_CREDENTIALS : NOT_AUTHORIZED),
+        (err: Error) => done(authError(err.message, SERVER_UNAVAILABLE), false),
       );
     };
     aedes.on('client', (client) => {
@@ -157,35 +162,44 @@ export class EmbeddedBroker {
     return broker;
   }
 
-  private isBlocked(username: string | undefined, address: string): boolean {
-    const now = Date.now();
-    for (const key of [username === undefined ? undefined : `client:${username}`, `addr:${address}`]) {
-      if (key === undefined) continue;
-      const until = this.blocked.get(key);
-      if (until === undefined) continue;
-      if (until > now) return true;
-      this.blocked.delete(key);
-    }
+  private blockedUntil(key: string, now: number): boolean {
+    const until = this.blocked.get(key);
+    if (until === undefined) return false;
+    if (until > now) return true;
+    this.blocked.delete(key);
     return false;
   }
 
+  /** Whether a CONNECT is over its failed-login quota: that of the client id given as username,
+   * or, for a username that is not a client id, its address's (as the token endpoint keys them). */
+  private async isBlocked(username: string | undefined, address: string): Promise<boolean> {
+    const now = Date.now();
+    if (username && this.blockedUntil(`client:${username}`, now)) return true;
+    if (!this.blockedUntil(`addr:${address}`, now)) return false;
+    return !(username && username.length <= 200 && (await this.limits.clientExists(username)));
+  }
+
   /** Counts a failed CONNECT against its quota (the token endpoint's keys: the client id given as
-   * username when it exists, else the address); the key is blocked once over it. */
-  private async countFailure(username: string | undefined, address: string): Promise<void> {
+   * username when it exists, else the address); the key is blocked once over it (answers true:
+   * this attempt was over the quota). */
+  private async countFailure(username: string | undefined, address: string): Promise<boolean> {
     const { store, perClient, perAddress, clientExists } = this.limits;
     const known = username !== undefined && username !== '' && username.length <= 200 && (await clientExists(username));
     const key = known ? `client:${username}` : `addr:${address}`;
     const windows = known ? perClient : perAddress;
     const now = Date.now();
     const result = await store.consume(`mqtt-login:${key}`, windows, now);
-    if (result.allowed) return;
+    if (result.allowed) return false;
     const until = Math.max(...result.windows.filter((w) => w.count >= w.max).map((w) => w.resetAt));
     if (!this.blocked.has(key)) this.log.warn({ key, until: new Date(until).toISOString() }, 'too many failed MQTT logins; refusing CONNECTs until the window resets');
     this.blocked.set(key, until);
+    return true;
   }
 
   private scheduleRecheck(everyMs: number): void {
     this.recheckTimer = setTimeout(() => {
+      const now = Date.now();
+      for (const [key, until] of this.blocked) if (until <= now) this.blocked.delete(key);
       this.recheckSessions().then(
         () => !this.aedes.closed && this.scheduleRecheck(everyMs),
         (err: Error) => {
