@@ -63,6 +63,7 @@ export interface Config {
   mqttPort: number;
   mqttUrl: string | undefined;
   mqttPublicUrl: string | undefined;
+  mqttBrokerConcurrency: number;
 }
 
 export interface ConfigDoc {
@@ -120,6 +121,7 @@ export const CONFIG_DOCS: ConfigDoc[] = [
   { name: 'MQTT_PORT', default: '1883', description: 'Port of the embedded MQTT broker (0 picks a free one). Clients authenticate with a VTN access token as password.' },
   { name: 'MQTT_URL', default: '(unset)', description: 'External broker instead of the embedded one, e.g. mqtt://user:pass@broker:1883 (needed with several instances; the broker then enforces topic access itself).' },
   { name: 'MQTT_PUBLIC_URL', default: '(derived)', description: 'Broker URI announced to clients by GET /notifiers (default: MQTT_URL without credentials, or mqtt://<MQTT_HOST>:<port>).' },
+  { name: 'MQTT_BROKER_CONCURRENCY', default: '100', description: 'Messages the embedded broker routes at once (aedes `concurrency`); more are queued in order.' },
   { name: 'VTN_WEBHOOK_ALLOW_PRIVATE', default: 'false', description: 'Accept and call subscription callbackUrls on loopback, private and link-local addresses (tests, closed networks). Off: such URLs are refused (400) and never called.' },
 ];
 
@@ -237,6 +239,7 @@ export function loadConfig(env: Env = process.env): Config {
     mqttPort: r.int('MQTT_PORT', 1883, 0, 65535),
     mqttUrl: r.raw('MQTT_URL'),
     mqttPublicUrl: r.raw('MQTT_PUBLIC_URL'),
+    mqttBrokerConcurrency: r.int('MQTT_BROKER_CONCURRENCY', 100, 1, 1_000_000),
   };
   if (config.timeseriesBackend === 'questdb' && (!config.questdbHttpUrl || !config.questdbPgUrl)) {
     r.problems.push('TIMESERIES_BACKEND=questdb needs QUESTDB_HTTP_URL and QUESTDB_PG_URL');

@@ -79,7 +79,7 @@ export function createVtn(pool: Pool, log: Logger, config: Config, auth: VtnAuth
             perAddress: [{ seconds: 60, max: config.rateLimitTokenUnknownPerMinute }],
             clientExists: (clientId: string) => clientExists(pool, clientId),
           };
-          broker = await EmbeddedBroker.start({ host: config.mqttHost, port: config.mqttPort, pool, auth, limits, recheckMs: config.authCacheMs, log }).catch((err: NodeJS.ErrnoException) => {
+          broker = await EmbeddedBroker.start({ host: config.mqttHost, port: config.mqttPort, pool, auth, limits, recheckMs: config.authCacheMs, concurrency: config.mqttBrokerConcurrency, log }).catch((err: NodeJS.ErrnoException) => {
             if (err.code !== 'EADDRINUSE') throw err;
             throw new Error(`MQTT_PORT ${config.mqttPort} on ${config.mqttHost} is in use: set MQTT_PORT (0 = any free port), MQTT_URL for an external broker, or MQTT_ENABLED=false`);
           });

@@ -84,11 +84,13 @@ export class EmbeddedBroker {
     limits: LoginLimits;
     /** How often open sessions' tokens are checked again (AUTH_CACHE_MS). */
     recheckMs: number;
+    /** Messages routed at once (MQTT_BROKER_CONCURRENCY; aedes' default 100). */
+    concurrency?: number;
     log: Logger;
   }): Promise<EmbeddedBroker> {
     const { pool, log } = options;
     const authenticate = options.auth.authenticate;
-    const aedes = await Aedes.createBroker({ drainTimeout: 30_000, maxClientsIdLength: 128, connectTimeout: 10_000 });
+    const aedes = await Aedes.createBroker({ drainTimeout: 30_000, maxClientsIdLength: 128, connectTimeout: 10_000, concurrency: options.concurrency ?? 100 });
     const broker = new EmbeddedBroker(aedes, options.auth, options.limits, log);
     aedes.authenticate = (client, username, password, done) => {
       const token = password?.toString('utf8') ?? '';
