@@ -39,6 +39,10 @@ export interface LoginLimits {
 interface Session {
   token: string;
   organizationId: number;
+  /** The credential's client id, for a VEN client (else undefined). */
+  venClientId: string | undefined;
+  /** The VENs a VEN client's granted subscriptions name (checked again with its token). */
+  venIds: Set<string>;
 }
 
 const sessions = new WeakMap<Client, Session>();
@@ -73,6 +77,7 @@ export class EmbeddedBroker {
     readonly aedes: Aedes,
     private readonly auth: BrokerAuth,
     private readonly limits: LoginLimits,
+    private readonly pool: Pool,
     private readonly log: Logger,
   ) {}
 
@@ -91,7 +96,7 @@ export class EmbeddedBroker {
     const { pool, log } = options;
     const authenticate = options.auth.authenticate;
     const aedes = await Aedes.createBroker({ drainTimeout: 30_000, maxClientsIdLength: 128, connectTimeout: 10_000, concurrency: options.concurrency ?? 100 });
-    const broker = new EmbeddedBroker(aedes, options.auth, options.limits, log);
+    const broker = new EmbeddedBroker(aedes, options.auth, options.limits, pool, log);
     aedes.authenticate = (client, username, password, done) => {
       const token = password?.toString('utf8') ?? '';
       const address = (client.conn as Partial<net.Socket>).remoteAddress ?? 'unknown';
@@ -109,7 +114,7 @@ export class EmbeddedBroker {
           if (token === '' || token.length > 8192) return void refuse(new Error('The password must be a VTN access token'), BAD_CREDENTIALS);
           callerOf(authenticate, token).then(
             (caller) => {
-              sessions.set(client, { token, organizationId: caller.organizationId });
+              sessions.set(client, { token, organizationId: caller.organizationId, venClientId: caller.ven ? caller.clientId : undefined, venIds: new Set() });
               done(null, true);
             },
             (err: Error) => void refuse(err, (err as { status?: number }).status === 401 || /token/i.test(err.message) ? BAD_CREDENTIALS : NOT_AUTHORIZED),
@@ -137,6 +142,7 @@ export class EmbeddedBroker {
             own = new Set(rows.map((r) => r.id));
           }
           const allowed = subscriptionAllowed(subscription.topic, caller.organizationId, caller.ven, own);
+          if (allowed && venId !== undefined) session.venIds.add(venId);
           callback(null, allowed ? subscription : null);
         })
         .catch((err: Error) => {
@@ -214,18 +220,49 @@ export class EmbeddedBroker {
   }
 
   /** Disconnects the sessions whose token no longer authenticates (expired, revoked, client
-   * deleted, secret rotated) or whose organization lost OpenADR. */
+   * deleted, secret rotated) or whose organization lost OpenADR, and the VEN clients' sessions
+   * subscribed to a VEN no longer bound to their credential (deleted, or bound to another): they
+   * may reconnect and subscribe to what is still theirs. */
   async recheckSessions(): Promise<void> {
     if (this.connected.size === 0) return;
     const clients = [...this.connected];
     const verdicts = await this.auth.recheck(clients.map((c) => sessions.get(c)!.token));
+    const close = (client: Client, why: string) => {
+      this.connected.delete(client);
+      this.log.info({ client: client.id }, `MQTT session closed: ${why}`);
+      client.close();
+    };
+    const venSessions: Client[] = [];
     for (const client of clients) {
       const session = sessions.get(client)!;
       const principal = verdicts.get(session.token);
-      if (principal && principal.features.has('OpenADR') && principal.organizationId === session.organizationId) continue;
-      this.connected.delete(client);
-      this.log.info({ client: client.id }, 'MQTT session closed: its access token expired or was revoked');
-      client.close();
+      if (!principal || !principal.features.has('OpenADR') || principal.organizationId !== session.organizationId) close(client, 'its access token expired or was revoked');
+      else if (session.venClientId !== undefined && session.venIds.size > 0) venSessions.push(client);
+    }
+    if (venSessions.length === 0) return;
+    const orgs: number[] = [];
+    const ids: string[] = [];
+    for (const client of venSessions) {
+      const session = sessions.get(client)!;
+      for (const id of session.venIds) {
+        orgs.push(session.organizationId);
+        ids.push(id);
+      }
+    }
+    const { rows } = await this.pool.query<{ key: string }>(
+      `SELECT v.organization_id || '/' || v.id || '/' || v.client_id AS key FROM vtn_vens v
+       JOIN unnest($1::int[], $2::text[]) AS q(org, id) ON v.organization_id = q.org AND v.id = q.id WHERE v.client_id IS NOT NULL`,
+      [orgs, ids],
+    );
+    const bound = new Set(rows.map((r) => r.key));
+    for (const client of venSessions) {
+      const session = sessions.get(client)!;
+      for (const id of session.venIds) {
+        if (!bound.has(`${session.organizationId}/${id}/${session.venClientId}`)) {
+          close(client, `VEN ${id} is no longer bound to its credential`);
+          break;
+        }
+      }
     }
   }
 
