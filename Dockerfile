@@ -1,14 +1,34 @@
-# The Flex app image, used by docker-compose.yml. The app is stateless: point DATABASE_URL at
-# PostgreSQL (the compose file does) and run as many instances as you like.
-FROM node:20-bookworm-slim
+# syntax=docker/dockerfile:1
+# The Flex production image, used by docker-compose.yml. The app is stateless: point DATABASE_URL
+# at PostgreSQL (the compose file does) and run as many instances as you like (docs/architecture.md,
+# "Scale-out"). Node 24 is the current LTS; its Debian 13 (trixie) base has glibc 2.41, so the
+# uWebSockets.js v20.57 build loads there too (HTTP_SERVER=uws or auto); the default is node:http.
+
+# ---- build: all dependencies, TypeScript → dist/, the console → dist/console ----
+FROM node:24-trixie-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci
+RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY workers ./workers
-RUN npm run build
-ENV HOST=0.0.0.0 PORT=8080 NODE_ENV=production DATA_DIR=/tmp/flex MQTT_HOST=0.0.0.0
-EXPOSE 8080 1883
+COPY console ./console
+RUN npm run build \
+ && mkdir -p /out \
+ && find src -name '*.sql' -exec cp --parents {} /out/ \;
+
+# ---- runtime: production dependencies only, compiled code, migrations, non-root ----
+FROM node:24-trixie-slim
+ENV NODE_ENV=production HOST=0.0.0.0 PORT=8080 DATA_DIR=/data MQTT_HOST=0.0.0.0
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY --from=build /app/dist ./dist
+# Migrations are read from src/<domain>/migrations at start.
+COPY --from=build /out/src ./src
+RUN mkdir -p /data && chown node:node /data
 USER node
+EXPOSE 8080 1883
+HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 CMD ["node", "dist/src/main.js"]

@@ -1,9 +1,13 @@
-// Ingest benchmark (issue 3): 1,000 registers × 1,000 readings (1M readings of 15-minute data)
+// Ingest benchmark (issues 3, 12): 1,000 registers × 1,000 readings (1M readings of 15-minute data)
 // in one POST /api/readings over HTTP, readings/s from the first byte sent to the 204. In the
 // same run, into fresh month ranges each time:
-//   - the storage ceiling: the same 1M rows loaded by COPY (pg-copy-streams, from a file, CSV and
-//     binary) into the same `readings` table (same partitioning, same primary key);
-//   - the peer: InfluxDB 1.x (Debian package) fed the same points as line protocol over HTTP;
+//   - PostgreSQL's own row COPY: the same 1M rows loaded by COPY (pg-copy-streams, from a file,
+//     CSV and binary) into a table of the former row layout (`row_readings`: one row per reading,
+//     monthly partitions, primary key (register_id, ts), as migration 002 made `readings`);
+//   - the peers: InfluxDB 1.x (Debian package) fed the same points as line protocol over HTTP, and
+//     QuestDB used directly when QUESTDB_HTTP_URL is set (bench/support/questdbPeer.ts: ILP/HTTP,
+//     10 bodies in parallel, timed until readable; corrections = the same points again, DEDUP);
+//   - disk bytes per stored reading (table + indexes) of the blocks and of the row table;
 //   - corrections: the same 1M posted again (the merge path);
 //   - the server's peak RSS during each POST.
 //   npm run bench:ingest     (RUNS=5, INFLUX_BATCH=10000, INFLUX_CONCURRENCY=2, CPU_PROF=1 to profile)
@@ -18,8 +22,9 @@ import parseReadingsTask, { type ParseResult } from '../workers/readings/task.ts
 import { busyMs, hotFunctions, profileInProcess, readProfiles } from './support/cpuProfile.ts';
 import { ensureInfluxd, startInflux, type Influx } from './support/influx.ts';
 import { writeResults } from './support/load.ts';
-import { fmt, median, mib, pct, spread, timedRequest, waitForCpuIdle } from './support/measure.ts';
+import { fmt, median, mib, spread, timedRequest, waitForCpuIdle } from './support/measure.ts';
 import { createFleet } from './support/meterSetup.ts';
+import { ilpBodies, questdbPeer } from './support/questdbPeer.ts';
 import { copyBinary, lineProtocolBatches, monthStart, readingsBody, writeCopyCsv } from './support/readingsData.ts';
 import { ROOT, currentRss, peakRss, resetPeakRss, startBenchDatabase, startServerProcess, type BenchDatabase } from './support/serverProcess.ts';
 
@@ -33,6 +38,8 @@ const CPU_PROF = process.env.CPU_PROF === '1';
 const TOTAL = METERS * REGISTERS_PER_METER * READINGS;
 
 const db = await startBenchDatabase();
+// Idle connections see PostgreSQL stop at the end (57P01): not an error of the run.
+db.pool.on('error', () => undefined);
 const profileDir = CPU_PROF ? fs.mkdtempSync(path.join(os.tmpdir(), 'flex-bench-prof-')) : undefined;
 const server = await startServerProcess({
   databaseUrl: db.postgres.connectionString,
@@ -48,6 +55,14 @@ const registerIds = fleet.registers.map((r) => r.id);
 const influxBinary = ensureInfluxd();
 const influx: Influx | undefined = influxBinary ? await startInflux(influxBinary) : undefined;
 if (influx) await influx.query('CREATE DATABASE bench');
+const questdb = await questdbPeer('flex_bench_ingest_blocks');
+if (questdb) {
+  await questdb.dropTable();
+  await questdb.createTable();
+}
+// The former row layout, for PostgreSQL's own row COPY (partitions made per month before a load).
+await db.pool.query(`CREATE TABLE IF NOT EXISTS row_readings (register_id int NOT NULL, ts timestamptz NOT NULL, value double precision NOT NULL,
+  resolution int NOT NULL, updated_at timestamptz NOT NULL, PRIMARY KEY (register_id, ts)) PARTITION BY RANGE (ts)`);
 
 /** Every timed load starts from the same state: a checkpoint done, no autovacuum running (each
  * load leaves a 1M-row partition that autovacuum then visits) and InfluxDB done compacting. */
@@ -78,12 +93,15 @@ async function post(body: Buffer): Promise<PostFigures> {
 }
 
 async function copyFile(file: string, format: 'csv' | 'binary', startMs: number): Promise<number> {
-  await db.pool.query('SELECT flex_ensure_reading_partitions($1::timestamptz[])', [[new Date(startMs)]]);
+  const month = new Date(startMs);
+  const next = new Date(Date.UTC(month.getUTCFullYear(), month.getUTCMonth() + 1, 1));
+  const name = `row_readings_${month.getUTCFullYear()}${String(month.getUTCMonth() + 1).padStart(2, '0')}`;
+  await db.pool.query(`CREATE TABLE IF NOT EXISTS ${name} PARTITION OF row_readings FOR VALUES FROM ('${month.toISOString()}') TO ('${next.toISOString()}')`);
   await settle(db);
   const client = await db.pool.connect();
   try {
     const t0 = performance.now();
-    const stream = client.query(copyFrom(`COPY readings (register_id, ts, value, resolution, updated_at) FROM STDIN (FORMAT ${format})`));
+    const stream = client.query(copyFrom(`COPY row_readings (register_id, ts, value, resolution, updated_at) FROM STDIN (FORMAT ${format})`));
     await pipeline(fs.createReadStream(file, { highWaterMark: 1 << 20 }), stream);
     return performance.now() - t0;
   } finally {
@@ -93,7 +111,7 @@ async function copyFile(file: string, format: 'csv' | 'binary', startMs: number)
 
 const rate = (ms: number) => TOTAL / (ms / 1000);
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'flex-bench-copy-'));
-const samples = { upload: [] as number[], fresh: [] as number[], corrections: [] as number[], copyCsv: [] as number[], copyBinary: [] as number[], influx: [] as number[] };
+const samples = { upload: [] as number[], fresh: [] as number[], corrections: [] as number[], copyCsv: [] as number[], copyBinary: [] as number[], influx: [] as number[], questdb: [] as number[], questdbCorrections: [] as number[] };
 const rss = { fresh: [] as number[], corrections: [] as number[], idle: [] as number[] };
 let bodyBytes = 0;
 let lastBody: Buffer | undefined;
@@ -127,10 +145,19 @@ for (let round = 0; round <= RUNS; round += 1) {
     await settle(db);
     influxMs = await influx.writeBatches('bench', batches, INFLUX_CONCURRENCY);
   }
+  let questdbMs = NaN;
+  let questdbCorrectionsMs = NaN;
+  if (questdb) {
+    const bodies = ilpBodies(questdb.table, registerIds, monthStart(base), READINGS, 10);
+    await settle(db);
+    questdbMs = (await questdb.ingest(bodies, 10)).visibleMs;
+    questdbCorrectionsMs = (await questdb.ingest(bodies, 10)).visibleMs;
+  }
   const label = round === 0 ? 'warm-up' : `run ${round}/${RUNS}`;
   console.log(
     `${label}: POST ${fmt(rate(fresh.ms))}/s (${fmt(fresh.ms)} ms, peak RSS ${mib(fresh.peakRss)}), corrections ${fmt(rate(corrections.ms))}/s, ` +
-      `COPY csv ${fmt(rate(csvMs))}/s, COPY binary ${fmt(rate(binMs))}/s${influx ? `, InfluxDB ${fmt(rate(influxMs))}/s` : ''}`,
+      `COPY csv ${fmt(rate(csvMs))}/s, COPY binary ${fmt(rate(binMs))}/s${influx ? `, InfluxDB ${fmt(rate(influxMs))}/s` : ''}` +
+      `${questdb ? `, QuestDB ${fmt(rate(questdbMs))}/s (corrections ${fmt(rate(questdbCorrectionsMs))}/s)` : ''}; load ${os.loadavg()[0]!.toFixed(2)}`,
   );
   if (round === 0) continue;
   samples.fresh.push(fresh.ms);
@@ -139,6 +166,10 @@ for (let round = 0; round <= RUNS; round += 1) {
   samples.copyCsv.push(csvMs);
   samples.copyBinary.push(binMs);
   if (influx) samples.influx.push(influxMs);
+  if (questdb) {
+    samples.questdb.push(questdbMs);
+    samples.questdbCorrections.push(questdbCorrectionsMs);
+  }
   rss.fresh.push(fresh.peakRss);
   rss.corrections.push(corrections.peakRss);
 }
@@ -149,13 +180,29 @@ const parseMs: number[] = [];
 for (let k = 0; k < 3; k += 1) {
   const copy = new Uint8Array(lastBody!);
   const t0 = performance.now();
-  const moved = parseReadingsTask({ body: copy, encoding: 'pgCopy', updatedAtMs: Date.now() });
+  const moved = parseReadingsTask({ body: copy, encoding: 'pgBlocks', updatedAtMs: Date.now() });
   parseMs.push(performance.now() - t0);
   // The task wraps its result for Piscina's transfer; unwrap it here.
   const result = (moved as unknown as Record<symbol, ParseResult>)[valueSymbol] ?? moved;
   if (!result.ok) throw new Error('the bench body does not parse');
 }
-const workerProfile = CPU_PROF ? await profileInProcess(() => void parseReadingsTask({ body: new Uint8Array(lastBody!), encoding: 'pgCopy', updatedAtMs: Date.now() })) : undefined;
+const workerProfile = CPU_PROF ? await profileInProcess(() => void parseReadingsTask({ body: new Uint8Array(lastBody!), encoding: 'pgBlocks', updatedAtMs: Date.now() })) : undefined;
+
+// Disk bytes per stored reading, table + indexes (+ TOAST): blocks as written (corrections leave
+// the replaced rows dead until vacuum reuses them), then both tables compacted (VACUUM FULL).
+async function diskPerReading(): Promise<{ blocks: number; rows: number }> {
+  const { rows } = await db.pool.query<{ blocks: string; readings: string; row_bytes: string; row_count: string }>(
+    `SELECT pg_total_relation_size('reading_blocks') AS blocks, (SELECT sum(n) FROM reading_blocks) AS readings,
+       (SELECT sum(pg_total_relation_size(inhrelid)) FROM pg_inherits WHERE inhparent = 'row_readings'::regclass) AS row_bytes,
+       (SELECT count(*) FROM row_readings) AS row_count`,
+  );
+  const r = rows[0]!;
+  return { blocks: Number(r.blocks) / Number(r.readings), rows: Number(r.row_bytes) / Number(r.row_count) };
+}
+const diskAsWritten = await diskPerReading();
+await db.pool.query('VACUUM FULL reading_blocks');
+for (const { name } of (await db.pool.query<{ name: string }>("SELECT inhrelid::regclass::text AS name FROM pg_inherits WHERE inhparent = 'row_readings'::regclass")).rows) await db.pool.query(`VACUUM FULL ${name}`);
+const diskCompacted = await diskPerReading();
 
 await server.stop();
 if (influx) await influx.stop();
@@ -167,6 +214,12 @@ const rows = [
   { path: 'COPY FROM file, CSV (pg-copy-streams)', ...figures(samples.copyCsv) },
   { path: 'COPY FROM file, binary (pg-copy-streams)', ...figures(samples.copyBinary) },
   ...(influx ? [{ path: `InfluxDB ${influx.version} line protocol (${fmt(INFLUX_BATCH)} lines × ${INFLUX_CONCURRENCY} in flight)`, ...figures(samples.influx) }] : []),
+  ...(questdb
+    ? [
+        { path: `${questdb.version} ILP/HTTP, 10 bodies in parallel, until readable`, ...figures(samples.questdb) },
+        { path: `${questdb.version} the same again (corrections, DEDUP)`, ...figures(samples.questdbCorrections) },
+      ]
+    : []),
 ];
 function figures(ms: number[]) {
   const s = spread(ms.map(rate));
@@ -176,31 +229,40 @@ const freshRate = median(samples.fresh.map(rate));
 const correctionsRate = median(samples.corrections.map(rate));
 const ceilingRate = Math.max(median(samples.copyCsv.map(rate)), median(samples.copyBinary.map(rate)));
 const influxRate = influx ? median(samples.influx.map(rate)) : NaN;
+const questdbRate = questdb ? median(samples.questdb.map(rate)) : NaN;
+const questdbCorrectionsRate = questdb ? median(samples.questdbCorrections.map(rate)) : NaN;
 console.log(`\n${fmt(TOTAL)} readings per POST (${METERS} meters × ${REGISTERS_PER_METER} registers × ${READINGS}), body ${mib(bodyBytes)}; ${RUNS} runs after a warm-up`);
 console.table(rows);
 const ratios = {
   oursToCopy: freshRate / ceilingRate,
   oursToInflux: influx ? freshRate / influxRate : null,
+  oursToQuestDb: questdb ? freshRate / questdbRate : null,
+  correctionsToQuestDbCorrections: questdb ? correctionsRate / questdbCorrectionsRate : null,
   correctionsToFresh: correctionsRate / freshRate,
+  correctionsToRowCopy: correctionsRate / ceilingRate,
+  diskBlocksToRows: diskCompacted.blocks / diskCompacted.rows,
 };
-console.log(`ours / COPY ceiling (faster of CSV and binary): ${pct(ratios.oursToCopy)} (target ≥ 70%)`);
-if (influx) console.log(`ours / InfluxDB: ${pct(ratios.oursToInflux!)}`);
-console.log(`corrections / fresh: ${pct(ratios.correctionsToFresh)} (target ≥ 50%)`);
-console.log(`end to end: ${fmt(freshRate)} readings/s (target ≥ 500,000)`);
+const x = (r: number | null) => (r === null ? 'n/a' : `${r.toFixed(2)}×`);
+console.log(`ours / PostgreSQL row COPY (faster of CSV and binary): ${x(ratios.oursToCopy)} (target ≥ 1.5×)`);
+console.log(`ours / InfluxDB: ${x(ratios.oursToInflux)} (target ≥ 1.0×)`);
+console.log(`ours / QuestDB (ILP, until readable): ${x(ratios.oursToQuestDb)}; corrections / QuestDB corrections: ${x(ratios.correctionsToQuestDbCorrections)}`);
+console.log(`corrections / fresh: ${x(ratios.correctionsToFresh)} (target ≥ 0.5×); corrections / row COPY: ${x(ratios.correctionsToRowCopy)}`);
+console.log(`end to end: ${fmt(freshRate)} readings/s`);
+console.log(
+  `disk bytes per stored reading (table + indexes): blocks ${diskAsWritten.blocks.toFixed(1)} as written (after corrections, before vacuum), ${diskCompacted.blocks.toFixed(1)} compacted; ` +
+    `row table ${diskAsWritten.rows.toFixed(1)} / ${diskCompacted.rows.toFixed(1)}; blocks / rows ${x(ratios.diskBlocksToRows)} (target ≤ 0.33×)`,
+);
 console.log(`server peak RSS during one POST: fresh ${mib(Math.max(...rss.fresh))}, corrections ${mib(Math.max(...rss.corrections))}, idle before ${mib(median(rss.idle))} (target < 1 GiB)`);
-// Where a POST's time goes, part 2: its stages, each timed alone. Bodies of 4 MiB and more are
-// streamed (src/store/timeseries/postgres/chunkStreamer.ts): parse and COPY overlap, so the overlap shows as a
-// negative remainder.
+// Where a POST's time goes, part 2: its stages, each timed alone.
 const stages = {
   'HTTP upload and body read (same bytes as text/plain, refused)': median(samples.upload),
-  'worker task: parse, validate, group, encode COPY (timed alone)': median(parseMs),
-  'binary COPY of the same rows (the ceiling run)': median(samples.copyBinary),
+  'worker task: parse, validate, group, build blocks (timed alone)': median(parseMs),
 };
 const stagesTotal = Object.values(stages).reduce((a, b) => a + b, 0);
-console.log('\nwhere a fresh POST goes (medians, ms; each stage timed alone; parse and COPY overlap in a streamed POST):');
+console.log('\nwhere a fresh POST goes (medians, ms; each stage timed alone):');
 console.table([
   ...Object.entries(stages).map(([stage, ms]) => ({ stage, ms: Math.round(ms) })),
-  { stage: 'rest: ids, partitions, overlap checks, transfers, noise, minus the parse/COPY overlap', ms: Math.round(median(samples.fresh) - stagesTotal) },
+  { stage: 'rest: register ids, stored-block check, COPY of the blocks, transfers, noise', ms: Math.round(median(samples.fresh) - stagesTotal) },
   { stage: 'POST /api/readings, fresh', ms: Math.round(median(samples.fresh)) },
 ]);
 
@@ -221,7 +283,7 @@ if (mainProfile) {
 
 const file = writeResults('ingest', {
   date: new Date().toISOString(),
-  machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, postgres: 'embedded 18 (DEFAULT_SETTINGS)', influxdb: influx?.version },
+  machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, postgres: 'embedded 18 (DEFAULT_SETTINGS)', influxdb: influx?.version, questdb: questdb?.version, loadAverage: os.loadavg() },
   setup: { meters: METERS, registersPerMeter: REGISTERS_PER_METER, readingsPerRegister: READINGS, readingsPerPost: TOTAL, bodyBytes, runs: RUNS, influxBatchLines: INFLUX_BATCH, influxConcurrency: INFLUX_CONCURRENCY },
   readingsPerSecond: {
     fresh: spread(samples.fresh.map(rate)),
@@ -229,9 +291,12 @@ const file = writeResults('ingest', {
     copyCsv: spread(samples.copyCsv.map(rate)),
     copyBinary: spread(samples.copyBinary.map(rate)),
     influx: influx ? spread(samples.influx.map(rate)) : null,
+    questdb: questdb ? spread(samples.questdb.map(rate)) : null,
+    questdbCorrections: questdb ? spread(samples.questdbCorrections.map(rate)) : null,
   },
+  diskBytesPerReading: { asWritten: diskAsWritten, compacted: diskCompacted },
   ratios,
-  targets: { oursToCopy: 0.7, readingsPerSecond: 500_000, correctionsToFresh: 0.5, peakRssBytes: 2 ** 30 },
+  targets: { oursToCopy: 1.5, oursToInflux: 1.0, correctionsToFresh: 0.5, diskBlocksToRows: 1 / 3, peakRssBytes: 2 ** 30 },
   peakRssBytes: { fresh: spread(rss.fresh), corrections: spread(rss.corrections), idleBefore: median(rss.idle) },
   workerTaskMs: spread(parseMs),
   uploadOnlyMs: spread(samples.upload),

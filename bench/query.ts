@@ -1,21 +1,26 @@
-// Query benchmark (issue 3): 100 registers × 1 year of 15-minute data (3.5M readings), loaded by
-// COPY (this bench is about reads), then p50/p99 latency over HTTP of
+// Query benchmark (issues 3, 12): 100 registers × 1 year of 15-minute data (3.5M readings), loaded
+// as register-day blocks by COPY (this bench is about reads), then p50/p99 latency over HTTP of
 //   - GET /api/readings/average/hourly, one register-year          (8,760 points)
 //   - GET /api/readings/average/hourly, 100 registers × one month  (74,400 points)
 //   - GET /api/readings?resolution=86400, one register-year          (365 local days)
 //   - GET /api/readings?resolution=86400, 100 registers × one year   (36,500 local days)
 // and the same questions asked of InfluxDB 1.x loaded with the same points (InfluxQL over HTTP
-// /query: mean … GROUP BY time(1h), sum … GROUP BY time(1d) tz(…)). Requests to the two
-// alternate one by one, so background load on this shared machine hits both alike.
+// /query: mean … GROUP BY time(1h), sum … GROUP BY time(1d) tz(…)), of QuestDB used directly when
+// QUESTDB_HTTP_URL is set (SAMPLE BY over HTTP /exec, bench/support/questdbPeer.ts), and of
+// PostgreSQL with plain SQL over a table of the former row layout (`row_readings`, one row per
+// reading, as migration 002 made `readings`; the same embedded server). Requests to all of them
+// alternate one by one, so background load on this shared machine hits all alike.
 //   npm run bench:query     (REQUESTS=40 WARMUP=5 CONCURRENCY=1)
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { from as copyFrom } from 'pg-copy-streams';
+import { BLOCK_COPY_COLUMNS, encodeBlocks } from '../workers/readings/blocks.ts';
 import { ensureInfluxd, startInflux, type Influx } from './support/influx.ts';
+import { ilpBodies, questdbPeer } from './support/questdbPeer.ts';
 import { writeResults } from './support/load.ts';
 import { fmt, mapConcurrent, percentile, timedRequest, waitForCpuIdle } from './support/measure.ts';
 import { createFleet } from './support/meterSetup.ts';
-import { copyBinary, lineProtocolBatches } from './support/readingsData.ts';
+import { copyBinary, lineProtocolBatches, valueOf } from './support/readingsData.ts';
 import { startBenchDatabase, startServerProcess } from './support/serverProcess.ts';
 
 const REQUESTS = Number(process.env.REQUESTS ?? 40);
@@ -43,23 +48,66 @@ const fleet = await createFleet(server.baseUrl, server.adminToken, {
 const ids = fleet.registers.map((r) => r.id);
 const total = ids.length * PER_REGISTER;
 
-console.log(`loading ${fmt(total)} readings into PostgreSQL by binary COPY`);
-let t0 = performance.now();
-await db.pool.query('SELECT flex_ensure_reading_partitions($1::timestamptz[])', [Array.from({ length: 12 }, (_, m) => new Date(Date.UTC(YEAR, m, 1)))]);
-{
+async function copyIn(sql: string, payload: Uint8Array): Promise<void> {
   const client = await db.pool.connect();
-  const stream = client.query(copyFrom('COPY readings (register_id, ts, value, resolution, updated_at) FROM STDIN (FORMAT binary)'));
+  const stream = client.query(copyFrom(sql));
   await new Promise<void>((resolve, reject) => {
     stream.on('error', reject);
     stream.on('finish', resolve);
-    stream.end(copyBinary(ids, YEAR_START, PER_REGISTER, Date.now()));
+    stream.end(Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength));
   });
   client.release();
 }
+
+console.log(`loading ${fmt(total)} readings into PostgreSQL as register-day blocks by binary COPY`);
+let t0 = performance.now();
+{
+  // The blocks a POST of these readings makes (the worker's encoder), 10 registers per COPY.
+  const updatedAt = Date.now();
+  for (let r = 0; r < ids.length; r += 10) {
+    const chunk = ids.slice(r, r + 10);
+    const n = chunk.length * PER_REGISTER;
+    const times = new Float64Array(n);
+    const values = new Float64Array(n);
+    const offsets = Int32Array.from({ length: chunk.length + 1 }, (_, k) => k * PER_REGISTER);
+    for (let k = 0; k < chunk.length; k += 1)
+      for (let i = 0; i < PER_REGISTER; i += 1) {
+        times[k * PER_REGISTER + i] = YEAR_START + i * 900_000;
+        values[k * PER_REGISTER + i] = valueOf(r + k, i);
+      }
+    const blocks = encodeBlocks(offsets, times, values, new Int32Array(n).fill(900), updatedAt, chunk);
+    await copyIn(`COPY reading_blocks ${BLOCK_COPY_COLUMNS} FROM STDIN (FORMAT binary)`, blocks.copy);
+  }
+}
+await db.pool.query('VACUUM (ANALYZE) reading_blocks');
+console.log(`  ${fmt(performance.now() - t0)} ms including VACUUM ANALYZE`);
+
+console.log('loading the same rows into the former row layout (row_readings) by binary COPY');
+t0 = performance.now();
+await db.pool.query(`CREATE TABLE row_readings (register_id int NOT NULL, ts timestamptz NOT NULL, value double precision NOT NULL,
+  resolution int NOT NULL, updated_at timestamptz NOT NULL, PRIMARY KEY (register_id, ts)) PARTITION BY RANGE (ts)`);
+for (let m = 0; m < 12; m += 1)
+  await db.pool.query(`CREATE TABLE row_readings_${m} PARTITION OF row_readings FOR VALUES FROM ('${new Date(Date.UTC(YEAR, m, 1)).toISOString()}') TO ('${new Date(Date.UTC(YEAR, m + 1, 1)).toISOString()}')`);
+await copyIn('COPY row_readings (register_id, ts, value, resolution, updated_at) FROM STDIN (FORMAT binary)', copyBinary(ids, YEAR_START, PER_REGISTER, Date.now()));
 // What autovacuum would have done by the time anyone queries a year of history.
-await db.pool.query('VACUUM (ANALYZE) readings');
+await db.pool.query('VACUUM (ANALYZE) row_readings');
 await db.pool.query('CHECKPOINT');
 console.log(`  ${fmt(performance.now() - t0)} ms including VACUUM ANALYZE`);
+const disk = (await db.pool.query<{ blocks: string; rows: string }>(
+  `SELECT pg_total_relation_size('reading_blocks') AS blocks, (SELECT sum(pg_total_relation_size(inhrelid)) FROM pg_inherits WHERE inhparent = 'row_readings'::regclass) AS rows`,
+)).rows[0]!;
+const diskPerReading = { blocks: Number(disk.blocks) / total, rows: Number(disk.rows) / total };
+console.log(`disk bytes per reading (table + indexes): blocks ${diskPerReading.blocks.toFixed(1)}, row table ${diskPerReading.rows.toFixed(1)}: ${(diskPerReading.blocks / diskPerReading.rows).toFixed(2)}× (target ≤ 0.33×)`);
+
+const questdb = await questdbPeer('flex_bench_query_blocks');
+if (questdb) {
+  console.log(`loading the same points into ${questdb.version}`);
+  await questdb.dropTable();
+  await questdb.createTable();
+  t0 = performance.now();
+  for (let r = 0; r < ids.length; r += 10) await questdb.ingest(ilpBodies(questdb.table, ids.slice(r, r + 10), YEAR_START, PER_REGISTER, 10), 10);
+  console.log(`  ${fmt(performance.now() - t0)} ms until readable`);
+}
 
 const influxBinary = ensureInfluxd();
 // Snapshot the write cache to TSM files after 5 s without writes (default 10 min), so queries
@@ -94,7 +142,15 @@ interface Question {
   /** Request k (registers and months rotate so neither side answers from one hot cache line). */
   ours(k: number): string;
   influx(k: number): string;
+  questdb(k: number): Promise<{ ms: number; bytes: number; rows: number }>;
+  /** Plain SQL over the row table: text and parameters. */
+  rows(k: number): [string, unknown[]];
 }
+
+const ROW_HOURLY = `SELECT register_id, date_bin('1 hour', ts, timestamptz '1970-01-01Z') AS bucket, avg(value) AS value, max(updated_at) AS updated
+  FROM row_readings WHERE register_id = ANY($1::int[]) AND ts >= $2 AND ts < $3 GROUP BY 1, 2 ORDER BY 1, 2`;
+const ROW_DAILY = `SELECT register_id, date_trunc('day', ts AT TIME ZONE '${TIME_ZONE}') AS day, sum(value) AS value, max(updated_at) AS updated
+  FROM row_readings WHERE register_id = ANY($1::int[]) AND ts >= $2 AND ts < $3 GROUP BY 1, 2 ORDER BY 1, 2`;
 
 const questions: Question[] = [
   {
@@ -102,6 +158,8 @@ const questions: Question[] = [
     ours: (k) => ourUrl('/api/readings/average/hourly', [ids[k % ids.length]!], YEAR_START, YEAR_END),
     influx: (k) =>
       `SELECT mean("value") FROM "reading" WHERE "register"='${fleet.registers[k % ids.length]!.externalId}' AND time >= '${iso(YEAR_START)}' AND time < '${iso(YEAR_END)}' GROUP BY time(1h) fill(none)`,
+    questdb: (k) => questdb!.hourlyAverages([ids[k % ids.length]!], YEAR_START, YEAR_END),
+    rows: (k) => [ROW_HOURLY, [[ids[k % ids.length]!], new Date(YEAR_START), new Date(YEAR_END)]],
   },
   {
     name: 'hourly average, 100 registers × 1 month',
@@ -110,18 +168,24 @@ const questions: Question[] = [
       const [start, end] = monthRange(k);
       return `SELECT mean("value") FROM "reading" WHERE ${registerFilter(fleet.registers)} AND time >= '${iso(start)}' AND time < '${iso(end)}' GROUP BY time(1h), "register" fill(none)`;
     },
+    questdb: (k) => questdb!.hourlyAverages(ids, ...monthRange(k)),
+    rows: (k) => [ROW_HOURLY, [ids, ...monthRange(k).map((t) => new Date(t))]],
   },
   {
     name: 'resolution=86400 (local days, sum), 1 register × 1 year',
     ours: (k) => ourUrl('/api/readings', [ids[k % ids.length]!], YEAR_START, YEAR_END, 86400),
     influx: (k) =>
       `SELECT sum("value") FROM "reading" WHERE "register"='${fleet.registers[k % ids.length]!.externalId}' AND time >= '${iso(YEAR_START)}' AND time < '${iso(YEAR_END)}' GROUP BY time(1d) fill(none) tz('${TIME_ZONE}')`,
+    questdb: (k) => questdb!.dailySums([ids[k % ids.length]!], YEAR_START, YEAR_END, TIME_ZONE),
+    rows: (k) => [ROW_DAILY, [[ids[k % ids.length]!], new Date(YEAR_START), new Date(YEAR_END)]],
   },
   {
     name: 'resolution=86400 (local days, sum), 100 registers × 1 year',
     ours: () => ourUrl('/api/readings', ids, YEAR_START, YEAR_END, 86400),
     influx: () =>
       `SELECT sum("value") FROM "reading" WHERE ${registerFilter(fleet.registers)} AND time >= '${iso(YEAR_START)}' AND time < '${iso(YEAR_END)}' GROUP BY time(1d), "register" fill(none) tz('${TIME_ZONE}')`,
+    questdb: () => questdb!.dailySums(ids, YEAR_START, YEAR_END, TIME_ZONE),
+    rows: () => [ROW_DAILY, [ids, new Date(YEAR_START), new Date(YEAR_END)]],
   },
 ];
 
@@ -138,10 +202,18 @@ async function peer(q: string): Promise<{ ms: number; bytes: number; points: num
   return { ms: r.ms, bytes: r.bytes, points: series.reduce((n, s) => n + s.values.length, 0) };
 }
 
+async function rowSql([text, values]: [string, unknown[]]): Promise<{ ms: number; rows: number }> {
+  const t = performance.now();
+  const { rowCount } = await db.pool.query(text, values);
+  return { ms: performance.now() - t, rows: rowCount ?? 0 };
+}
+
 const results = [];
 for (const question of questions) {
   const oursMs: number[] = [];
   const peerMs: number[] = [];
+  const questMs: number[] = [];
+  const rowMs: number[] = [];
   let oursShape = { bytes: 0, points: 0 };
   let peerShape = { bytes: 0, points: 0 };
   await mapConcurrent(
@@ -150,7 +222,11 @@ for (const question of questions) {
     async (k) => {
       const a = await ours(question.ours(k));
       const b = influx ? await peer(question.influx(k)) : undefined;
+      const c = questdb ? await question.questdb(k) : undefined;
+      const d = await rowSql(question.rows(k));
       if (k < WARMUP) return;
+      if (c) questMs.push(c.ms);
+      rowMs.push(d.ms);
       oursMs.push(a.ms);
       oursShape = a;
       if (b) {
@@ -167,20 +243,28 @@ for (const question of questions) {
     'InfluxDB p99 ms': influx ? Number(percentile(peerMs, 99).toFixed(1)) : NaN,
     'ours/InfluxDB p50': influx ? Number((percentile(oursMs, 50) / percentile(peerMs, 50)).toFixed(2)) : NaN,
     'ours/InfluxDB p99': influx ? Number((percentile(oursMs, 99) / percentile(peerMs, 99)).toFixed(2)) : NaN,
+    'QuestDB p50 ms': questdb ? Number(percentile(questMs, 50).toFixed(1)) : NaN,
+    'ours/QuestDB p50': questdb ? Number((percentile(oursMs, 50) / percentile(questMs, 50)).toFixed(2)) : NaN,
+    'PG rows SQL p50 ms': Number(percentile(rowMs, 50).toFixed(1)),
+    'ours/PG rows p50': Number((percentile(oursMs, 50) / percentile(rowMs, 50)).toFixed(2)),
     'ours KiB': Math.round(oursShape.bytes / 1024),
     'InfluxDB KiB': Math.round(peerShape.bytes / 1024),
     'InfluxDB points': peerShape.points,
   };
-  console.log(`${question.name}: ours p50 ${row['ours p50 ms']} ms, InfluxDB p50 ${row['InfluxDB p50 ms']} ms`);
+  console.log(
+    `${question.name}: ours p50 ${row['ours p50 ms']} ms, InfluxDB ${row['InfluxDB p50 ms']} ms (${row['ours/InfluxDB p50']}×), ` +
+      `QuestDB ${row['QuestDB p50 ms']} ms (${row['ours/QuestDB p50']}×), PG rows SQL ${row['PG rows SQL p50 ms']} ms (${row['ours/PG rows p50']}×); load ${os.loadavg()[0]!.toFixed(2)}`,
+  );
   if (influx && oursShape.points !== peerShape.points) console.log(`  note: ours ${oursShape.points} points, InfluxDB ${peerShape.points}`);
-  results.push({ ...row, oursMs, influxMs: peerMs });
+  results.push({ ...row, oursMs, influxMs: peerMs, questdbMs: questMs, rowSqlMs: rowMs });
 }
 
 console.log(`\n${fmt(total)} readings (${ids.length} registers × ${fmt(PER_REGISTER)}), ${REQUESTS} requests per question after ${WARMUP} warm-up, ${CONCURRENCY} in flight; ratio < 1 = ours faster`);
-console.table(results.map(({ oursMs: _a, influxMs: _b, ...row }) => row));
+console.table(results.map(({ oursMs: _a, influxMs: _b, questdbMs: _c, rowSqlMs: _d, ...row }) => row));
 const file = writeResults('query', {
   date: new Date().toISOString(),
-  machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, postgres: 'embedded 18 (DEFAULT_SETTINGS)', influxdb: influx?.version },
+  machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, postgres: 'embedded 18 (DEFAULT_SETTINGS)', influxdb: influx?.version, questdb: questdb?.version, loadAverage: os.loadavg() },
+  diskBytesPerReading: diskPerReading,
   setup: { registers: ids.length, readingsPerRegister: PER_REGISTER, total, year: YEAR, timeZone: TIME_ZONE, requests: REQUESTS, warmup: WARMUP, concurrency: CONCURRENCY },
   results,
 });

@@ -9,7 +9,8 @@
 //   npm run bench:vtn            (DURATION=10 CONNECTIONS=50 EVENTS=10000 by default)
 import { spawn } from 'node:child_process';
 import os from 'node:os';
-import uWS from 'uWebSockets.js';
+import { createServer } from 'node:http';
+import { loadUws } from '../src/http/uwsLoader.ts';
 import { bootApp, call } from './support/bootApp.ts';
 import { pinServerToLastCore, printTable, runLoad, runWrk, writeResults, type LoadResult } from './support/load.ts';
 
@@ -79,20 +80,29 @@ const sample = await fetch(base + listPath, { headers: auth });
 const sampleBody = await sample.text();
 console.log(`GET ${listPath}: ${sample.status}, ${JSON.parse(sampleBody).length} events, ${sampleBody.length} bytes`);
 
-// The baseline: uWebSockets.js answering the same body with no work at all.
-const bare = uWS.App().get('/bare', (res) => {
-  res.cork(() => res.writeHeader('Content-Type', 'application/json').end(sampleBody));
-});
-const barePort = await new Promise<number>((resolve) => bare.listen('127.0.0.1', 0, (s) => resolve(uWS.us_socket_local_port(s as never))));
+// The baseline: the app's own HTTP library (HTTP_SERVER) answering the same body with no work.
+async function bareServer(): Promise<number> {
+  const uws = loadUws();
+  if (bench.app.httpServer === 'uws' && uws.ok) {
+    const bare = uws.uws.App().get('/bare', (res) => {
+      res.cork(() => res.writeHeader('Content-Type', 'application/json').end(sampleBody));
+    });
+    return new Promise<number>((resolve) => bare.listen('127.0.0.1', 0, (s) => resolve(uws.uws.us_socket_local_port(s as never))));
+  }
+  const bare = createServer((_req, res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end(sampleBody));
+  await new Promise<void>((resolve) => bare.listen(0, '127.0.0.1', resolve));
+  return (bare.address() as { port: number }).port;
+}
+const barePort = await bareServer();
 const bareUrl = `http://127.0.0.1:${barePort}/bare`;
 
 const results: LoadResult[] = [];
 const load = { connections, durationSeconds: duration, warmupSeconds: 2 };
-results.push(await runLoad({ name: 'bare uWS handler, same bytes', url: bareUrl, ...load }));
+results.push(await runLoad({ name: `bare ${bench.app.httpServer} handler, same bytes`, url: bareUrl, ...load }));
 results.push(await runLoad({ name: 'GET events?programID&limit=50', url: base + listPath, headers: auth, ...load }));
 results.push(await runLoad({ name: 'same, read cache off (PostgreSQL)', url: uncachedBase + listPath, headers: auth, ...load }));
 const wrk: LoadResult[] = [];
-const bareWrk = await runWrk({ name: 'bare uWS handler, same bytes', url: bareUrl, ...load });
+const bareWrk = await runWrk({ name: `bare ${bench.app.httpServer} handler, same bytes`, url: bareUrl, ...load });
 if (bareWrk) {
   wrk.push(bareWrk);
   const getWrk = await runWrk({ name: 'GET events?programID&limit=50', url: base + listPath, headers: auth, ...load });

@@ -18,7 +18,7 @@ import { buildOpenApi } from './http/openapi.ts';
 import { opsRoutes } from './http/opsRoutes.ts';
 import { MemoryRateLimitStore, type RateLimitStore } from './http/rateLimit.ts';
 import { Router } from './http/router.ts';
-import { HttpServer } from './http/server.ts';
+import { createHttpServer, type HttpServerKind } from './http/server.ts';
 import type { RouteDef } from './http/types.ts';
 import { createLogger } from './log.ts';
 import { classifyPgError, createPool, type Pool } from './store/database.ts';
@@ -72,6 +72,8 @@ export interface App {
   router: Router;
   timeSeries: TimeSeriesStore;
   workers: WorkerPool;
+  /** Which HTTP front serves (uws or node). */
+  httpServer: HttpServerKind;
   /** Graceful stop: no new connections, in-flight requests finish, then pools and PostgreSQL close. */
   close(): Promise<void>;
 }
@@ -172,8 +174,9 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       }
     }
     const router = new Router(routes, { authenticate: authenticator.authenticate, rateLimits, log, translateError });
-    const server = new HttpServer(router, { host: config.host, port: config.port, bodyLimit: config.bodyLimitBytes, trustProxy: config.trustProxy, log, metrics });
+    const { server, reason } = createHttpServer(router, { host: config.host, port: config.port, bodyLimit: config.bodyLimitBytes, trustProxy: config.trustProxy, log, metrics }, config.httpServer);
     const port = await server.listen();
+    log.info({ httpServer: server.kind, runs: server.description, reason }, `HTTP server: ${server.description}`);
     const clearing = new PeriodicJob('clearing', () => clearDueOrders(pool), config.clearingIntervalMs, log);
     clearing.start();
     cleanups.unshift(() => clearing.stop());
@@ -196,6 +199,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       router,
       timeSeries,
       workers,
+      httpServer: server.kind,
       close: () =>
         (closing ??= (async () => {
           const drained = await server.close(config.shutdownTimeoutMs);

@@ -20,6 +20,8 @@ export interface Config {
   authCacheMs: number;
   bodyLimitBytes: number;
   trustProxy: boolean;
+  /** HTTP front: node:http, uWebSockets.js, or uWebSockets.js where a build loads. */
+  httpServer: 'node' | 'uws' | 'auto';
   rateLimitStore: 'memory' | 'postgres';
   rateLimitReadingsPerSecond: number;
   rateLimitReadingsPerMinute: number;
@@ -86,6 +88,7 @@ export const CONFIG_DOCS: ConfigDoc[] = [
   { name: 'TOKEN_TTL_SECONDS', default: '86400', description: 'Access token lifetime (`expires_in`).' },
   { name: 'AUTH_CACHE_MS', default: '2000', description: 'How long token revocation state (deleted client, rotated secret) and organization features are cached. Revoked tokens stop working within this time (open MQTT sessions are disconnected).' },
   { name: 'BODY_LIMIT_BYTES', default: '268435456', description: 'Largest accepted request body (256 MiB; reading batches are large). 413 beyond.' },
+  { name: 'HTTP_SERVER', default: 'node', description: '`node` (node:http: every Node release, answers pipelined requests), `uws` (uWebSockets.js, faster; stops the start when no native build loads here) or `auto` (uWebSockets.js where a build loads, else node). The start-up log says which runs and why; see docs/architecture.md.' },
   { name: 'TRUST_PROXY', default: 'false', description: 'Take the client address from X-Forwarded-For (behind a load balancer).' },
   { name: 'RATE_LIMIT_STORE', default: 'memory', description: '`memory` (one instance) or `postgres` (counters shared by all instances).' },
   { name: 'RATE_LIMIT_READINGS_PER_SECOND', default: '5', description: 'POST /api/readings requests per OAuth client per second.' },
@@ -98,7 +101,7 @@ export const CONFIG_DOCS: ConfigDoc[] = [
   { name: 'QUESTDB_HTTP_URL', default: '(unset)', description: 'QuestDB HTTP endpoint for ILP writes, e.g. http://localhost:9000.' },
   { name: 'QUESTDB_PG_URL', default: '(unset)', description: 'QuestDB PostgreSQL-wire endpoint for queries, e.g. postgres://admin:quest@localhost:8812/qdb.' },
   { name: 'QUESTDB_ILP_PROTOCOL_VERSION', default: 'auto', description: 'InfluxDB line protocol version of QuestDB writes: `1` (text; every QuestDB with ILP over HTTP), `2` or `3` (binary encodings of newer releases), or `auto`: the highest the server lists in its /settings, else 1 (QuestDB 7.4 lists none).' },
-  { name: 'QUERY_PARTS', default: 'CPU count, at most 4', description: 'Large reading queries (PostgreSQL backend) are split into this many parts, by registers or by time, run at once on separate connections; 1 = never split.' },
+  { name: 'QUERY_PARTS', default: 'CPU count, at most 4', description: 'Large reading queries (PostgreSQL backend) fetch their blocks in this many parts, by registers or by days, at once on separate connections; 1 = never split.' },
   { name: 'READINGS_MAX_POINTS', default: '500000', description: 'Most readings one GET /api/readings response may hold (registers × points); more is a 400 asking for a shorter period or a larger resolution.' },
   { name: 'CLEARING_INTERVAL_MS', default: '5000', description: 'How often availability orders past their expiresAt are looked for and cleared (on every instance; each order clears once).' },
   { name: 'VALIDATION_DELAY_MS', default: '3600000', description: 'How long after a transaction’s end its delivery is validated from meter data (time for the readings to arrive).' },
@@ -204,6 +207,7 @@ export function loadConfig(env: Env = process.env): Config {
     authCacheMs: r.int('AUTH_CACHE_MS', 2000, 0, 60_000),
     bodyLimitBytes: r.int('BODY_LIMIT_BYTES', 256 * 1024 * 1024, 1024, 2 ** 31),
     trustProxy: r.bool('TRUST_PROXY', false),
+    httpServer: r.oneOf('HTTP_SERVER', ['node', 'uws', 'auto'] as const, 'node'),
     rateLimitStore: r.oneOf('RATE_LIMIT_STORE', ['memory', 'postgres'] as const, 'memory'),
     rateLimitReadingsPerSecond: r.int('RATE_LIMIT_READINGS_PER_SECOND', 5, 1),
     rateLimitReadingsPerMinute: r.int('RATE_LIMIT_READINGS_PER_MINUTE', 20, 1),

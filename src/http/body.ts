@@ -1,7 +1,8 @@
-// Request body reading with a size limit. When the client declares a Content-Length we allocate
-// the buffer once and copy each chunk into place; otherwise (chunked uploads) chunks are kept in
-// a list and concatenated once at the end. Either way the cost is linear in the body size.
-import type { HttpResponse } from 'uWebSockets.js';
+// Request body reading with a size limit, fed by either HTTP server (uWebSockets.js onData or
+// node:http's data events). When the client declares a Content-Length we allocate the buffer once
+// and copy each chunk into place; otherwise (chunked uploads) chunks are kept in a list and
+// concatenated once at the end. Either way the cost is linear in the body size. The declared
+// length was checked before (parseContentLength: digits only, at most the body limit).
 import { HttpError } from './errors.ts';
 
 export class BodyReader {
@@ -15,7 +16,7 @@ export class BodyReader {
   /** True once the last chunk arrived: the connection can then be reused after an error. */
   complete = false;
 
-  constructor(res: HttpResponse, private readonly limit: number, declaredLength: number | undefined) {
+  constructor(private readonly limit: number, declaredLength: number | undefined) {
     this.done = new Promise<Buffer>((resolve, reject) => {
       this.resolve = resolve;
       this.reject = reject;
@@ -23,33 +24,45 @@ export class BodyReader {
     // Nobody may be awaiting yet (the request is still being admitted); the rejection is
     // observed later through `done`.
     this.done.catch(() => undefined);
-    if (declaredLength !== undefined) this.buffer = Buffer.allocUnsafe(declaredLength);
-    res.onData((chunk, isLast) => this.onChunk(chunk, isLast));
+    if (declaredLength !== undefined) {
+      if (!Number.isSafeInteger(declaredLength) || declaredLength < 0 || declaredLength > limit) {
+        throw new RangeError(`BodyReader: declared length ${declaredLength} outside 0..${limit}`);
+      }
+      this.buffer = Buffer.allocUnsafe(declaredLength);
+    }
   }
 
-  private onChunk(chunk: ArrayBuffer, isLast: boolean): void {
-    if (this.failed) return;
+  /** One chunk; `copy` when the bytes are only valid during the call (uWebSockets.js). */
+  push(chunk: Uint8Array, isLast: boolean, copy: boolean): void {
+    if (this.failed || this.complete) return;
     const size = chunk.byteLength;
     this.received += size;
     if (this.received > this.limit) return this.fail(new HttpError('payload_too_large', `The request body exceeds the limit of ${this.limit} bytes`));
     if (this.buffer) {
       if (this.received > this.buffer.length) return this.fail(new HttpError('malformed_request', 'The request body is longer than its Content-Length'));
-      // The ArrayBuffer is only valid during this callback: copy it now.
-      this.buffer.set(new Uint8Array(chunk), this.received - size);
+      this.buffer.set(chunk, this.received - size);
     } else if (size > 0) {
-      this.chunks.push(Buffer.from(new Uint8Array(chunk)));
+      this.chunks.push(copy ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
     }
-    if (!isLast) return;
+    if (isLast) this.finish();
+  }
+
+  /** The body ended (node:http 'end' after the last chunk). */
+  finish(): void {
+    if (this.failed || this.complete) return;
     this.complete = true;
     if (this.buffer) {
-      this.resolve(this.received === this.buffer.length ? this.buffer : this.buffer.subarray(0, this.received));
+      if (this.received < this.buffer.length) return this.fail(new HttpError('malformed_request', 'The request body is shorter than its Content-Length'));
+      this.resolve(this.buffer);
     } else {
       this.resolve(this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.received));
     }
     this.chunks = [];
   }
 
-  private fail(err: HttpError): void {
+  /** The connection went away or the body could not be read. */
+  fail(err: HttpError): void {
+    if (this.failed) return;
     this.failed = true;
     this.buffer = undefined;
     this.chunks = [];

@@ -18,10 +18,13 @@ export const ERROR_CATALOGUE = {
   not_found: { status: 404, title: 'Not found' },
   route_not_found: { status: 404, title: 'No such route' },
   method_not_allowed: { status: 405, title: 'Method not allowed' },
+  request_timeout: { status: 408, title: 'Request not received in time' },
   conflict: { status: 409, title: 'Conflict' },
   payload_too_large: { status: 413, title: 'Request body too large' },
+  uri_too_long: { status: 414, title: 'Request target too long' },
   unprocessable: { status: 422, title: 'Request cannot be processed' },
   rate_limited: { status: 429, title: 'Rate limit exceeded' },
+  headers_too_large: { status: 431, title: 'Request headers too large' },
   internal_error: { status: 500, title: 'Internal server error' },
   service_unavailable: { status: 503, title: 'Service unavailable' },
 } as const satisfies Record<string, { status: number; title: string }>;

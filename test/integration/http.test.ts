@@ -77,10 +77,10 @@ describe('errors', () => {
     expectProblem(await t.api.get('/api/nothing-here', t.adminToken), 404, 'route_not_found');
     const wrong = await t.api.request('PATCH', '/api/admin/organizations', { token: t.adminToken });
     expectProblem(wrong, 405, 'method_not_allowed');
-    expect(wrong.headers.get('allow')).toBe('GET, POST');
+    expect(wrong.headers.get('allow')).toBe('GET, HEAD, POST');
     const wrongItem = await t.api.request('POST', '/api/admin/organizations/1', { token: t.adminToken, json: {} });
     expect(wrongItem.status).toBe(405);
-    expect(wrongItem.headers.get('allow')).toBe('GET, PUT, DELETE');
+    expect(wrongItem.headers.get('allow')).toBe('GET, HEAD, PUT, DELETE');
   });
 
   it('413 for a body over the limit, declared or chunked, and keeps serving', async () => {

@@ -107,8 +107,7 @@ describe('/api/admin/registers', () => {
     const toVirtual = await t.api.put(`/api/admin/registers/${r.id}`, registerBody(meter.id, { externalId: r.externalId, isVirtual: true, virtualDefinition: { calculationType: 2, constant: 1 } }), admin);
     expect(toVirtual.status).toBe(409);
     expect((await t.api.delete(`/api/admin/registers/${r.id}`, admin)).status).toBe(204);
-    const { rows } = await t.app.pool.query('SELECT count(*)::int AS n FROM readings WHERE register_id = $1', [r.id]);
-    expect(rows[0].n).toBe(0);
+    expect(await t.app.timeSeries.hasReadings(r.id)).toBe(false);
   });
 
   it('stores and returns baseline event days', async () => {

@@ -1,4 +1,4 @@
-// The uWebSockets.js layer with routes made for the test: large responses under backpressure,
+// The HTTP server layer (node:http or uWebSockets.js, as HTTP_SERVER says) with routes made for the test: large responses under backpressure,
 // unexpected errors (500 without internals), aborted requests, and draining on close.
 import net from 'node:net';
 import { pino } from 'pino';
@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpMetrics } from '../../src/http/metrics.ts';
 import { MemoryRateLimitStore } from '../../src/http/rateLimit.ts';
 import { Router } from '../../src/http/router.ts';
-import { HttpServer } from '../../src/http/server.ts';
+import { createHttpServer, type HttpServer } from '../../src/http/server.ts';
 import type { RouteDef } from '../../src/http/types.ts';
 
 const BIG = Buffer.alloc(20 * 1024 * 1024, 0x61);
@@ -57,12 +57,12 @@ let base: string;
 beforeAll(async () => {
   const log = pino({ level: 'error' }, { write: (line: string) => void logged.push(JSON.parse(line)) });
   const router = new Router(routes, { authenticate: async () => { throw new Error('no auth in this test'); }, rateLimits: new MemoryRateLimitStore(), log });
-  server = new HttpServer(router, { host: '127.0.0.1', port: 0, bodyLimit: 1 << 20, trustProxy: false, log, metrics: new HttpMetrics() });
+  ({ server } = createHttpServer(router, { host: '127.0.0.1', port: 0, bodyLimit: 1 << 20, trustProxy: false, log, metrics: new HttpMetrics() }));
   base = `http://127.0.0.1:${await server.listen()}`;
 });
 afterAll(() => server?.close(1000));
 
-describe('uWebSockets.js server layer', () => {
+describe(`HTTP server layer (HTTP_SERVER=${process.env.HTTP_SERVER ?? 'node'})`, () => {
   it('streams a 20 MiB body to a slow reader completely (backpressure)', async () => {
     const received = await new Promise<number>((resolve, reject) => {
       const socket = net.connect(Number(new URL(base).port), '127.0.0.1');

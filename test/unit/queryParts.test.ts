@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { joinParts, splitQuery } from '../../src/store/timeseries/postgres/queryParts.ts';
+import { splitQuery } from '../../src/store/timeseries/postgres/queryParts.ts';
 
 const DAY = 86_400_000;
 const Y = Date.UTC(2023, 0, 1);
@@ -31,24 +31,5 @@ describe('splitQuery', () => {
 
   it('never splits one register by time without an alignment (local days)', () => {
     expect(splitQuery(1, Y, Y + 365 * DAY, 4, undefined)).toHaveLength(1);
-  });
-});
-
-describe('joinParts', () => {
-  const series = (registerId: number, ...timestamps: number[]) => ({
-    registerId,
-    timestamps: Float64Array.from(timestamps),
-    values: Float64Array.from(timestamps, (t) => t * 10),
-    resolutions: Int32Array.from(timestamps, () => 60),
-    updatedAt: Float64Array.from(timestamps, (t) => t + 1),
-  });
-  it('concatenates each register’s series in part order', () => {
-    const joined = joinParts([[series(1, 1), series(2, 1)], [series(1, 2, 3)], [series(3, 1)], []]);
-    const byId = Object.fromEntries(joined.map((s) => [s.registerId, { t: [...s.timestamps], v: [...s.values], r: [...s.resolutions], u: [...s.updatedAt] }]));
-    expect(byId).toEqual({
-      1: { t: [1, 2, 3], v: [10, 20, 30], r: [60, 60, 60], u: [2, 3, 4] },
-      2: { t: [1], v: [10], r: [60], u: [2] },
-      3: { t: [1], v: [10], r: [60], u: [2] },
-    });
   });
 });

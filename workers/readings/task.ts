@@ -9,12 +9,14 @@
 // main thread to fall back on whenever streaming cannot finish the job.
 import type { MessagePort } from 'node:worker_threads';
 import { transfer } from '../transfer.ts';
+import { encodeBlocks, type EncodedBlocks } from './blocks.ts';
 import { COPY_HEADER, encodeCopy } from './pgCopy.ts';
 import { group, monthsOf, parseReadings, type FieldError, type ParsedBatch, type ParsedSeries, type Rows } from './parseReadings.ts';
 
 /** What the rows are encoded as besides columns: `pgCopy` = PostgreSQL binary COPY rows
- * (pgCopy.ts), register ids left 0 for the store to fill in. */
-export type ReadingEncoding = 'none' | 'pgCopy';
+ * (pgCopy.ts), `pgBlocks` = COPY rows of register-day blocks (blocks.ts), register ids left 0
+ * for the store to fill in. */
+export type ReadingEncoding = 'none' | 'pgCopy' | 'pgBlocks';
 
 export interface ParseTask {
   body: Uint8Array;
@@ -41,7 +43,7 @@ export interface ReadingChunk {
 
 /** `chunks`: chunks posted on the stream port (0 without streaming). */
 export type ParseResult =
-  | (ParsedBatch & { ok: true; copy: Uint8Array | undefined; chunks: number })
+  | (ParsedBatch & { ok: true; copy: Uint8Array | undefined; blocks?: EncodedBlocks; chunks: number })
   | { ok: false; syntax: boolean; errors: FieldError[]; chunks: number };
 
 function chunkEmitter(task: ParseTask): { hook: (rows: Rows, series: readonly ParsedSeries[], clean: boolean) => void; flush: (rows: Rows, series: readonly ParsedSeries[]) => void; sent: () => number } {
@@ -118,6 +120,8 @@ export default function parseReadingsTask(task: ParseTask): ParseResult {
   const values = batch.values.slice();
   const resolutions = batch.resolutions.slice();
   const copy = task.encoding === 'pgCopy' ? new Uint8Array(encodeCopy(timestamps, values, resolutions, task.updatedAtMs)) : undefined;
-  const result: ParseResult = { ok: true, series: batch.series, offsets: batch.offsets, timestamps, values, resolutions, months: batch.months, copy, chunks: emitter?.sent() ?? 0 };
-  return transfer(result, [batch.offsets.buffer, timestamps.buffer, values.buffer, resolutions.buffer, ...(copy ? [copy.buffer] : [])]);
+  const blocks = task.encoding === 'pgBlocks' ? encodeBlocks(batch.offsets, timestamps, values, resolutions, task.updatedAtMs) : undefined;
+  const result: ParseResult = { ok: true, series: batch.series, offsets: batch.offsets, timestamps, values, resolutions, months: batch.months, copy, blocks, chunks: emitter?.sent() ?? 0 };
+  const blockBuffers = blocks ? [blocks.copy.buffer, blocks.rowStarts.buffer, blocks.blockSeries.buffer, blocks.blockDays.buffer] : [];
+  return transfer(result, [batch.offsets.buffer, timestamps.buffer, values.buffer, resolutions.buffer, ...(copy ? [copy.buffer] : []), ...blockBuffers]);
 }

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config.ts';
 import type { Pool } from '../database.ts';
 import type { WorkerPool } from '../../workerPool.ts';
+import { convertRows } from './postgres/convertRows.ts';
 import { PostgresTimeSeriesStore } from './postgres/store.ts';
 import type { IlpProtocolSetting } from './questdb/ilpSender.ts';
 import type { TimeSeriesStore } from './types.ts';
@@ -14,7 +15,7 @@ export interface TimeSeriesConfig {
   questdbPgUrl?: string;
   /** QUESTDB_ILP_PROTOCOL_VERSION: `auto` (default), 1, 2 or 3. */
   questdbIlpProtocolVersion?: IlpProtocolSetting;
-  /** How many parts a large PostgreSQL read is split into (QUERY_PARTS). */
+  /** How many parts a large PostgreSQL read is fetched in (QUERY_PARTS). */
   queryParts?: number;
 }
 
@@ -45,5 +46,6 @@ export async function createTimeSeriesStore(config: TimeSeriesConfig, deps: Time
       deps.log,
     );
   }
+  await convertRows(deps.pool, deps.log);
   return new PostgresTimeSeriesStore(deps.pool, deps.workers, config.queryParts);
 }

@@ -1,16 +1,12 @@
-// Splitting one large reading query into parts that PostgreSQL runs at once on separate
-// connections. One query runs on one backend process, and most of its time is per-row work
-// (aggregation; until the third session also the JSON) that a second core would halve:
-// `npm run bench:query` measured 100 registers × a month of hourly averages at 740 ms as one
-// query and 470 ms as two halves, 100 register-years of local days at 2,645 ms and 1,238 ms
-// (docs/benchmarks-meter.md). Parts come back as columns and are joined here before the JSON.
+// Splitting one large read of register-day blocks into parts that PostgreSQL serves at once on
+// separate connections (blockRead.ts): reading and hex-encoding tens of MB of blocks is per-row
+// work of one backend process that a second core halves (the row store measured 740 ms as one
+// query and 470 ms as two halves for 100 registers × a month, docs/benchmarks-meter.md).
 //
 // Several registers are split into groups of registers; one register into consecutive time
-// ranges whose boundaries fall on bucket boundaries (so no bucket is cut in two; for local days
-// the day query itself moves the cuts to local midnights). Each part reads
-// its own snapshot: a batch committed while the parts run may be visible in some parts only,
-// as if the registers (or periods) had been read one after the other.
-import type { Series } from '../types.ts';
+// ranges whose boundaries fall on UTC days (alignMs), so every block is in exactly one part.
+// Each part reads its own snapshot: a batch committed while the parts run may be visible in
+// some parts only, as if the registers (or periods) had been read one after the other.
 
 /** A part: registers [from, to) of the query's list, times [start, end). */
 export interface QueryPart {
@@ -44,28 +40,4 @@ export function splitQuery(registers: number, start: number, end: number, parts:
   }
   bounds.push(end);
   return bounds.slice(1).map((b, k) => ({ from: 0, to: registers, start: bounds[k]!, end: b }));
-}
-
-function concat<T extends Float64Array | Int32Array>(arrays: readonly T[], make: (n: number) => T): T {
-  const out = make(arrays.reduce((n, a) => n + a.length, 0));
-  let at = 0;
-  for (const a of arrays) {
-    out.set(a, at);
-    at += a.length;
-  }
-  return out;
-}
-
-/** Each register's series of consecutive parts joined, in part order. */
-export function joinParts(parts: readonly (readonly Series[])[]): Series[] {
-  if (parts.length === 1) return [...parts[0]!];
-  const byId = new Map<number, Series[]>();
-  for (const part of parts) for (const s of part) byId.set(s.registerId, [...(byId.get(s.registerId) ?? []), s]);
-  return [...byId].map(([registerId, list]) => ({
-    registerId,
-    timestamps: concat(list.map((s) => s.timestamps), (n) => new Float64Array(n)),
-    values: concat(list.map((s) => s.values), (n) => new Float64Array(n)),
-    resolutions: concat(list.map((s) => s.resolutions), (n) => new Int32Array(n)),
-    updatedAt: concat(list.map((s) => s.updatedAt), (n) => new Float64Array(n)),
-  }));
 }

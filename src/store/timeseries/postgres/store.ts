@@ -1,90 +1,103 @@
-// The PostgreSQL time-series store (default). Table `readings`, monthly range partitions,
-// primary key (register_id, ts) — see src/store/migrations/002_readings.sql.
-//   writes: ingest.ts (bodies: worker-encoded COPY, streamed when large) and copyWrite.ts;
-//   reads: columns.ts (binary columns per register), bucketSql.ts (buckets), queryParts.ts (large
-//   reads split over several connections); JSON by ../readingJson.ts.
+// The PostgreSQL time-series store (default). Readings live in register-day blocks with hourly
+// rollups (table `reading_blocks`, src/store/migrations/004_reading_blocks.sql; format and
+// reasons in workers/readings/blocks.ts and docs/meter-data.md):
+//   writes: ingest.ts (bodies: blocks built in a worker) and blockWrite.ts (one transaction,
+//   corrections merged into the blocks they touch);
+//   reads: blockRead.ts (blocks, split over several connections when large), aggregated by
+//   workers/readings/aggregate.ts (rollups where they answer, on the event loop: ≤ 24 slots a
+//   block; readings where they do not, in the worker pool: aggregateTask.ts);
+//   JSON by ../readingJson.ts; rows of the former row table converted at start (convertRows.ts).
 import type { Pool } from '../../database.ts';
 import type { WorkerPool } from '../../../workerPool.ts';
+import { aggregateBlocks, rawNeeded, readingsOfBlocks, type BucketColumns, type Bucketing } from '../../../../workers/readings/aggregate.ts';
+import type { AggregateTask } from '../../../../workers/readings/aggregateTask.ts';
+import { decodeData, dayOf } from '../../../../workers/readings/blocks.ts';
 import { seriesJsonById } from '../readingJson.ts';
 import { TooManyPoints, type BucketQuery, type ChangeQuery, type RangeQuery, type ReadingsInput, type Series, type TimeSeriesStore, type WriteOutcome } from '../types.ts';
-import { bucketSql } from './bucketSql.ts';
-import { columnsSql, decodeRows, type ColumnsRow } from './columns.ts';
-import { writeRows } from './copyWrite.ts';
-import { StreamSlots, ingestBody } from './ingest.ts';
-import { joinParts, splitQuery, type QueryPart } from './queryParts.ts';
+import { fetchBlocks, fillData, localDays, type BlockRow } from './blockRead.ts';
+import { writeRows } from './blockWrite.ts';
+import { ingestBody } from './ingest.ts';
 
-const READ_COLUMNS = columnsSql('ts', 'value', 'resolution', 'updated_at', 'ts');
-const BUCKET_COLUMNS = columnsSql('bucket', 'value', 'seconds', 'updated', 'bucket');
+/** Blocks of each query's registers over its days, updated after its `since`: a block wholly
+ * inside the range answers at once, one at an end of the range is decoded to look at its
+ * readings inside the range. */
+const CHANGED_SQL = `SELECT p.i, b.day, CASE WHEN b.day::float8 * 86400000 >= p.lo AND (b.day + 1)::float8 * 86400000 <= p.hi THEN NULL ELSE b.data END AS data, p.lo, p.hi, p.since
+  FROM unnest($1::int[], $2::int[], $3::float8[], $4::float8[], $5::float8[]) AS p(i, id, lo, hi, since)
+  JOIN reading_blocks b ON b.register_id = p.id AND b.day >= floor(p.lo / 86400000) AND b.day <= floor((p.hi - 1) / 86400000) AND b.updated_max > p.since`;
 
-/** For each query i, whether one of its registers has a reading in [lo, hi) updated after `since`
- * (UTC ms): one index probe on (register_id, ts) per register. LATERAL … ORDER BY ts LIMIT 1 pins
- * that plan: written as EXISTS, the planner hashed every reading of the registers instead
- * (2,000 probes over a month of 100 registers: 1.2 s); as a bitmap scan 61 ms; like this 37 ms. */
-const CHANGED_SQL = `SELECT DISTINCT p.i FROM unnest($1::int[], $2::int[], $3::float8[], $4::float8[], $5::float8[]) AS p(i, id, lo, hi, since)
-  CROSS JOIN LATERAL (SELECT 1 FROM readings x WHERE x.register_id = p.id AND x.ts >= to_timestamp(p.lo / 1000) AND x.ts < to_timestamp(p.hi / 1000)
-    AND x.updated_at > to_timestamp(p.since / 1000) ORDER BY x.ts LIMIT 1) AS hit`;
+const EMPTY = { timestamps: new Float64Array(0), values: new Float64Array(0), resolutions: new Int32Array(0), updatedAt: new Float64Array(0) };
 
 export class PostgresTimeSeriesStore implements TimeSeriesStore {
   readonly backend = 'postgres' as const;
-  private readonly slots: StreamSlots;
 
   constructor(
     private readonly pool: Pool,
     private readonly workers: WorkerPool,
-    /** Large reads are split into up to this many parts run at once (queryParts.ts). */
+    /** Large reads are fetched in up to this many parts at once (queryParts.ts). */
     private readonly queryParts = 1,
-  ) {
-    this.slots = new StreamSlots(pool.options.max ?? 10);
-  }
+  ) {}
 
   async write(input: ReadingsInput): Promise<WriteOutcome> {
-    if ('body' in input) return ingestBody(this.pool, this.workers, this.slots, input);
+    if ('body' in input) return ingestBody(this.pool, this.workers, input);
     await writeRows(this.pool, input.rows, input.updatedAtMs ?? Date.now());
     return { ok: true, readings: input.rows.timestamps.length };
   }
 
   async readJson(q: RangeQuery, maxPoints: number): Promise<Map<number, Buffer>> {
-    const { rows: count } = await this.pool.query<{ n: number }>(
-      'SELECT count(*)::int AS n FROM (SELECT 1 FROM readings WHERE register_id = ANY($1::int[]) AND ts >= $2 AND ts < $3 LIMIT $4) x',
-      [q.registerIds, new Date(q.start), new Date(q.end), maxPoints + 1],
-    );
-    if (count[0]!.n > maxPoints) throw new TooManyPoints(maxPoints);
-    const parts = splitQuery(q.registerIds.length, q.start, q.end, this.queryParts, 1000);
-    const series = await Promise.all(parts.map((part) => this.readSeries({ registerIds: q.registerIds.slice(part.from, part.to), start: part.start, end: part.end })));
-    return seriesJsonById(joinParts(series));
+    // The blocks wholly inside the range count exactly: refuse before fetching when they are too many.
+    const { rows } = await this.pool.query<{ n: string | null }>('SELECT sum(n) AS n FROM reading_blocks WHERE register_id = ANY($1::int[]) AND day > $2 AND day < $3', [
+      q.registerIds,
+      dayOf(q.start),
+      dayOf(q.end - 1),
+    ]);
+    if (Number(rows[0]!.n ?? 0) > maxPoints) throw new TooManyPoints(maxPoints);
+    const series = await this.readSeries(q);
+    if (series.reduce((n, s) => n + s.timestamps.length, 0) > maxPoints) throw new TooManyPoints(maxPoints);
+    return seriesJsonById(series);
   }
 
   async bucketsJson(q: BucketQuery): Promise<Map<number, Buffer>> {
-    const parts = this.bucketParts(q);
-    const series = await Promise.all(parts.map((part) => this.bucketSeries({ ...q, registers: q.registers.slice(part.from, part.to), start: part.start, end: part.end }, q)));
-    return seriesJsonById(joinParts(series), q.resolutionSeconds);
-  }
-
-  private bucketParts(q: BucketQuery): QueryPart[] {
-    // One register's local days are cut anywhere: the local-day query moves inner cuts to that
-    // zone's local midnights itself, so no day is cut in two. Several registers' are not cut by
-    // time (their midnights differ).
-    const days = q.resolutionSeconds === 86400;
-    const alignMs = !days ? q.resolutionSeconds * 1000 : q.registers.length === 1 ? 1 : undefined;
-    return splitQuery(q.registers.length, q.start, q.end, this.queryParts, alignMs);
+    return seriesJsonById(await this.bucketSeries(q), q.resolutionSeconds);
   }
 
   async readSeries(q: RangeQuery): Promise<Series[]> {
-    const { rows } = await this.pool.query<ColumnsRow>(
-      `SELECT register_id AS id, ${READ_COLUMNS} FROM readings WHERE register_id = ANY($1::int[]) AND ts >= $2 AND ts < $3 GROUP BY register_id`,
-      [q.registerIds, new Date(q.start), new Date(q.end)],
-    );
-    return decodeRows(q.registerIds, rows);
+    const blocks = await fetchBlocks(this.pool, q.registerIds, q.start, q.end, 'data', this.queryParts);
+    return q.registerIds.map((id) => {
+      const list = blocks.get(id);
+      if (!list) return { registerId: id, ...EMPTY };
+      const r = readingsOfBlocks(list, q.start, q.end);
+      return { registerId: id, timestamps: r.times, values: r.values, resolutions: r.resolutions, updatedAt: r.updatedAt };
+    });
   }
 
-  /** `whole`: the whole request when q is one part of it (see bucketSql). */
-  async bucketSeries(q: BucketQuery, whole: { start: number; end: number } = q): Promise<Series[]> {
-    const { text, values } = bucketSql(q, `SELECT id, ${BUCKET_COLUMNS} FROM e GROUP BY id`, whole);
-    const { rows } = await this.pool.query<ColumnsRow>(text, values);
-    return decodeRows(
-      q.registers.map((r) => r.id),
-      rows,
-    );
+  async bucketSeries(q: BucketQuery): Promise<Series[]> {
+    const ids = q.registers.map((r) => r.id);
+    const days = q.resolutionSeconds === 86400;
+    // Hourly rollups answer buckets of whole hours; other lengths aggregate the readings.
+    const rollups = days || q.resolutionSeconds % 3600 === 0;
+    const [blocks, zones] = await Promise.all([
+      fetchBlocks(this.pool, ids, q.start, q.end, rollups ? 'hours' : 'data', this.queryParts),
+      days ? localDays(this.pool, [...new Set(q.registers.map((r) => r.timeZone))], q.start, q.end) : undefined,
+    ]);
+    const bucketing = (tz: string): Bucketing => (zones ? { kind: 'days', ...zones.get(tz)! } : { kind: 'epoch', ms: q.resolutionSeconds * 1000 });
+    if (rollups) {
+      const missing: BlockRow[] = [];
+      for (const r of q.registers) {
+        const list = blocks.get(r.id) ?? [];
+        for (const i of rawNeeded(list, bucketing(r.timeZone), q.start, q.end)) missing.push(list[i]!);
+      }
+      await fillData(this.pool, missing);
+      // 24 slots per block at most: cheap enough for the event loop.
+      return q.registers.map((r) => {
+        const list = blocks.get(r.id);
+        if (!list) return { registerId: r.id, ...EMPTY };
+        return { registerId: r.id, ...aggregateBlocks(list, r.aggregate === 'sum', bucketing(r.timeZone), q.start, q.end) };
+      });
+    }
+    // Every reading decoded: in the worker pool.
+    const task: AggregateTask = { registers: q.registers.map((r) => ({ blocks: blocks.get(r.id) ?? [], summed: r.aggregate === 'sum', bucketing: bucketing(r.timeZone) })), start: q.start, end: q.end };
+    const columns = await this.workers.run<BucketColumns[]>('readings/aggregateTask', task);
+    return q.registers.map((r, k) => ({ registerId: r.id, ...columns[k]! }));
   }
 
   async changedSince(queries: readonly ChangeQuery[]): Promise<boolean[]> {
@@ -98,19 +111,27 @@ export class PostgresTimeSeriesStore implements TimeSeriesStore {
         columns[4]!.push(q.since);
       }
     });
-    const { rows } = await this.pool.query<{ i: number }>(CHANGED_SQL, columns);
+    const { rows } = await this.pool.query<{ i: number; day: number; data: Buffer | null; lo: number; hi: number; since: number }>(CHANGED_SQL, columns);
     const changed = new Array<boolean>(queries.length).fill(false);
-    for (const { i } of rows) changed[i] = true;
+    for (const row of rows) {
+      if (changed[row.i]) continue;
+      if (!row.data) {
+        changed[row.i] = true;
+        continue;
+      }
+      const r = decodeData(row.data, row.day);
+      for (let k = 0; k < r.times.length; k += 1) if (r.times[k]! >= row.lo && r.times[k]! < row.hi && r.updatedAt[k]! > row.since) changed[row.i] = true;
+    }
     return changed;
   }
 
   async hasReadings(registerId: number): Promise<boolean> {
-    const { rowCount } = await this.pool.query('SELECT 1 FROM readings WHERE register_id = $1 LIMIT 1', [registerId]);
+    const { rowCount } = await this.pool.query('SELECT 1 FROM reading_blocks WHERE register_id = $1 LIMIT 1', [registerId]);
     return rowCount === 1;
   }
 
   async deleteRegister(registerId: number): Promise<void> {
-    await this.pool.query('DELETE FROM readings WHERE register_id = $1', [registerId]);
+    await this.pool.query('DELETE FROM reading_blocks WHERE register_id = $1', [registerId]);
   }
 
   async close(): Promise<void> {}

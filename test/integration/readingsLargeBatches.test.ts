@@ -1,6 +1,6 @@
-// Large POST /api/readings batches take the streaming path (parse and COPY overlap). Every way
-// it can go wrong must end exactly like the sequential path: all or nothing, last duplicate wins,
-// corrections replace, refusals name their paths.
+// Large POST /api/readings batches (tens of MB, thousands of register-day blocks): all or
+// nothing, last duplicate wins (also for a register named again in a later meter), corrections
+// replace and move updatedAt, refusals name their paths, concurrent batches with a small pool.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOrgClient, createOrganization } from '../support/fixtures.ts';
 import { createMeter, createRegister } from '../support/meterFixtures.ts';
@@ -28,8 +28,12 @@ function body(f: (i: number) => number, extra = ''): string {
 }
 const post = (text: string) => t.api.request('POST', '/api/readings', { token, body: text, headers: { 'content-type': 'application/json' } });
 async function stored(): Promise<{ n: number; sum: number }> {
-  const { rows } = await t.app.pool.query('SELECT count(*)::int AS n, coalesce(sum(value), 0)::float8 AS sum FROM readings WHERE register_id = ANY($1::int[])', [registers.map((r) => r.id)]);
-  return rows[0];
+  const series = await t.app.timeSeries.readSeries({ registerIds: registers.map((r) => r.id), start: START, end: START + 400 * 86_400_000 });
+  return { n: series.reduce((n, s) => n + s.values.length, 0), sum: series.reduce((sum, s) => s.values.reduce((a, b) => a + b, sum), 0) };
+}
+async function updatedAt(registerId: number, pick: 'min' | 'max'): Promise<number> {
+  const [s] = await t.app.timeSeries.readSeries({ registerIds: [registerId], start: START, end: START + 400 * 86_400_000 });
+  return Math[pick](...s!.updatedAt);
 }
 
 beforeAll(async () => {
@@ -44,7 +48,7 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
-describe('streaming ingestion', () => {
+describe('large batches', () => {
   it('refuses a bad value in the last meter and stores nothing', async () => {
     const bad = `,{"id":"${meters[0]!.externalId}","registers":[{"id":"${registers[0]!.externalId}","values":[{"timestamp":"2025-01-01T00:00:00+01:00","value":1,"resolution":900}]}]}`;
     const res = await post(body(() => 1, bad));
@@ -66,24 +70,22 @@ describe('streaming ingestion', () => {
   });
 
   it('replaces everything on a large correction (merge path)', async () => {
-    const before = (await t.app.pool.query('SELECT max(updated_at) AS u FROM readings WHERE register_id = $1', [registers[0]!.id])).rows[0].u as Date;
+    const before = await updatedAt(registers[0]!.id, 'max');
     expect((await post(body(() => 2))).status).toBe(204);
     expect(await stored()).toEqual({ n: 160_000, sum: 320_000 });
-    const after = (await t.app.pool.query('SELECT min(updated_at) AS u FROM readings WHERE register_id = $1', [registers[0]!.id])).rows[0].u as Date;
-    expect(after.getTime()).toBeGreaterThan(before.getTime());
+    expect(await updatedAt(registers[0]!.id, 'min')).toBeGreaterThan(before);
   });
 
-  it('lets the last of a register named in two chunks win', async () => {
-    await t.app.pool.query('DELETE FROM readings WHERE register_id = ANY($1::int[])', [registers.map((r) => r.id)]);
+  it('lets the last of a register named in two meters win', async () => {
+    for (const r of registers) await t.app.timeSeries.deleteRegister(r.id);
     const again = `,{"id":"${registers[0]!.meter}","registers":[{"id":"${registers[0]!.externalId}","values":[${values(10_000, () => 7)}]}]}`;
     expect((await post(body(() => 1, again))).status).toBe(204);
     expect(await stored()).toEqual({ n: 160_000, sum: 150_000 + 70_000 });
   });
 });
 
-describe('streaming with a small connection pool', () => {
-  // Each stream holds a connection for the whole upload while its chunks' lookups need another:
-  // with DB_POOL_MAX=2 only one of two concurrent batches may stream, with 1 none may.
+describe('large batches with a small connection pool', () => {
+  // A write holds a connection for its transaction while the register lookups need another.
   for (const poolMax of ['1', '2']) {
     it(`stores concurrent large batches across months with DB_POOL_MAX=${poolMax}`, async () => {
       const s = await startTestApp({ LOG_LEVEL: 'error', DB_POOL_MAX: poolMax });
@@ -105,8 +107,8 @@ describe('streaming with a small connection pool', () => {
           ),
         );
         expect(responses.map((r) => r.status)).toEqual([204, 204]);
-        const { rows } = await s.app.pool.query('SELECT register_id, count(*)::int AS n, sum(value)::float8 AS sum FROM readings GROUP BY register_id ORDER BY register_id');
-        expect(rows).toEqual(batches.map((b) => ({ register_id: b.register.id, n: 80_000, sum: 79_999 })).sort((a, b) => a.register_id - b.register_id));
+        const series = await s.app.timeSeries.readSeries({ registerIds: batches.map((b) => b.register.id), start: START, end: START + 900 * 86_400_000 });
+        expect(series.map((x) => ({ n: x.values.length, sum: x.values.reduce((a, b) => a + b, 0) }))).toEqual(batches.map(() => ({ n: 80_000, sum: 79_999 })));
       } finally {
         await s.close();
       }

@@ -1,0 +1,302 @@
+// The uWebSockets.js front: registers the compiled routes, tracks aborts (onAborted before any
+// await), reads bodies with a limit, writes corked responses, streams large bodies with
+// backpressure (tryEnd + onWritable), answers 404/405, and drains in-flight requests on shutdown.
+// Everything else happens in ServerCore and the Router, which never see a socket.
+//
+// Known limit, by uWebSockets.js's design: a request pipelined behind one whose response is still
+// pending (any route that awaits the database) makes uWS close the connection, and neither
+// response is sent (uWS keeps one response state per socket). Node's HTTP server answers them in
+// order; that is why HTTP_SERVER defaults to `node` (docs/architecture.md, "HTTP server").
+import { STATUS_CODES } from 'node:http';
+import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
+import { BodyReader } from './body.ts';
+import { HttpError } from './errors.ts';
+import type { CompiledRoute, Outgoing, RequestHead, Router } from './router.ts';
+import {
+  READ_HEADERS,
+  ServerCore,
+  TakenPortError,
+  allowOf,
+  methodNotAllowed,
+  parseContentLength,
+  routeNotFound,
+  type Exchange,
+  type HttpServer,
+  type ServerOptions,
+} from './serverCore.ts';
+import type { HttpMethod } from './types.ts';
+import type { Uws, UwsBuild } from './uwsLoader.ts';
+
+/** ListenOptions.LIBUS_LISTEN_EXCLUSIVE_PORT: no SO_REUSEPORT. */
+const LIBUS_LISTEN_EXCLUSIVE_PORT = 1;
+/** Bodies above this size are sent with tryEnd/onWritable instead of one end() copy. */
+const STREAM_THRESHOLD = 64 * 1024;
+const METHODS: Record<HttpMethod, 'get' | 'post' | 'put' | 'patch' | 'del'> = {
+  GET: 'get',
+  POST: 'post',
+  PUT: 'put',
+  PATCH: 'patch',
+  DELETE: 'del',
+};
+
+interface UwsExchange extends Exchange {
+  res: HttpResponse;
+  /** HEAD: headers (with the GET body's length) and no body. */
+  head: boolean;
+}
+
+export class UwsHttpServer implements HttpServer {
+  readonly kind = 'uws' as const;
+  readonly description: string;
+  private readonly app: TemplatedApp;
+  private readonly core: ServerCore;
+  private listenSocket: us_listen_socket | undefined;
+  port = 0;
+
+  constructor(
+    router: Router,
+    private readonly options: ServerOptions,
+    private readonly uws: Uws,
+    build: UwsBuild,
+  ) {
+    this.description = `uWebSockets.js v${build.version} (${build.dependency})`;
+    this.core = new ServerCore(router, options);
+    this.app = uws.App();
+    const byPattern = new Map<string, CompiledRoute[]>();
+    for (const route of router.routes) {
+      const list = byPattern.get(route.def.path) ?? [];
+      list.push(route);
+      byPattern.set(route.def.path, list);
+    }
+    for (const [pattern, routes] of byPattern) {
+      for (const route of routes) {
+        this.app[METHODS[route.def.method]](pattern, (res, req) => this.guard(res, req, () => this.onRequest(res, req, route, false)));
+        if (route.def.method === 'GET') this.app.head(pattern, (res, req) => this.guard(res, req, () => this.onRequest(res, req, route, true)));
+      }
+      const allow = allowOf(routes);
+      this.app.any(pattern, (res, req) =>
+        this.guard(res, req, () => {
+          const method = req.getCaseSensitiveMethod();
+          this.onFallback(res, req, methodNotAllowed(method, allow), pattern);
+        }),
+      );
+    }
+    this.app.any('/*', (res, req) => this.guard(res, req, () => this.onFallback(res, req, routeNotFound(req.getCaseSensitiveMethod(), req.getUrl()), 'unmatched')));
+  }
+
+  listen(): Promise<number> {
+    const { host, port } = this.options;
+    return new Promise((resolve, reject) => {
+      // Exclusive: without it uWS sets SO_REUSEPORT and a second instance would share the port.
+      // The native listen takes (host, port, options, callback); the typings omit that overload.
+      const listen = this.app.listen as unknown as (host: string, port: number, options: number, cb: (socket: us_listen_socket | false) => void) => void;
+      listen.call(this.app, host, port, LIBUS_LISTEN_EXCLUSIVE_PORT, (socket) => {
+        if (!socket) return reject(new TakenPortError(host, port, 'or the address cannot be bound'));
+        this.listenSocket = socket;
+        this.port = this.uws.us_socket_local_port(socket as never);
+        resolve(this.port);
+      });
+    });
+  }
+
+  async close(timeoutMs: number): Promise<boolean> {
+    const drained = this.core.drain(timeoutMs);
+    if (this.listenSocket) this.uws.us_listen_socket_close(this.listenSocket);
+    this.listenSocket = undefined;
+    return drained;
+  }
+
+  get activeRequests(): number {
+    return this.core.activeRequests;
+  }
+
+  /** A handler that throws synchronously must not reach uWS (it would end the process). */
+  private guard(res: HttpResponse, req: HttpRequest, handle: () => void): void {
+    try {
+      handle();
+    } catch (err) {
+      this.options.log.error({ err, url: req.getUrl() }, 'request handler threw');
+      try {
+        res.cork(() => res.writeStatus('500 Internal Server Error').end('', true));
+      } catch {
+        // The response was already written or the socket is gone.
+      }
+    }
+  }
+
+  private begin(res: HttpResponse, method: string, route: string, requestId: string, head: boolean): UwsExchange {
+    const ex = this.core.begin(method, route, requestId) as UwsExchange;
+    ex.res = res;
+    ex.head = head;
+    res.onAborted(() => this.core.abort(ex));
+    return ex;
+  }
+
+  private onFallback(res: HttpResponse, req: HttpRequest, error: HttpError, label: string): void {
+    const method = req.getCaseSensitiveMethod();
+    const ex = this.begin(res, method.toUpperCase(), label, this.core.nextRequestId(req.getHeader('x-request-id')), method === 'HEAD');
+    // Drop any body the client sends with an unroutable request and close afterwards.
+    if (hasBody(req)) {
+      ex.closeAfter = true;
+      res.onData(() => undefined);
+    }
+    this.write(ex, this.core.errorOutgoing(error, ex.requestId));
+  }
+
+  private onRequest(res: HttpResponse, req: HttpRequest, route: CompiledRoute, isHead: boolean): void {
+    const head = this.readHead(res, req, route);
+    const ex = this.begin(res, isHead ? 'HEAD' : route.def.method, route.def.path, head.requestId, isHead);
+    const declared = parseContentLength(head.headers['content-length']);
+    const chunked = head.headers['transfer-encoding'] !== undefined;
+    if (declared === 'invalid') {
+      ex.closeAfter = true;
+      res.onData(() => undefined);
+      this.write(ex, this.core.errorOutgoing(new HttpError('malformed_request', 'Content-Length must be a non-negative decimal number of bytes'), ex.requestId, route));
+      return;
+    }
+    if (declared !== undefined && declared > this.options.bodyLimit) {
+      ex.closeAfter = true;
+      res.onData(() => undefined);
+      const tooLarge = new HttpError('payload_too_large', `The request body exceeds the limit of ${this.options.bodyLimit} bytes`);
+      this.write(ex, this.core.errorOutgoing(tooLarge, ex.requestId, route));
+      return;
+    }
+    let reader: BodyReader | undefined;
+    if ((declared !== undefined && declared > 0) || (declared === undefined && chunked)) {
+      reader = new BodyReader(this.options.bodyLimit, declared);
+      const r = reader;
+      // The ArrayBuffer is only valid during the callback: the reader copies it.
+      res.onData((chunk, isLast) => r.push(new Uint8Array(chunk), isLast, true));
+    }
+    void this.core
+      .run(ex, route, head, reader ? () => reader.done : undefined, () => reader?.complete ?? true)
+      .then((out) => this.write(ex, out));
+  }
+
+  private readHead(res: HttpResponse, req: HttpRequest, route: CompiledRoute): RequestHead {
+    const headers = readHeaders(req);
+    const params = route.paramNames.length === 0 ? NO_PARAMS : route.paramNames.map((_, i) => req.getParameter(i) ?? '');
+    return new Head(route.def.method, req.getUrl(), req.getQuery() ?? '', headers, params, this.core.nextRequestId(headers['x-request-id']), res, this.options.trustProxy);
+  }
+
+  private write(ex: UwsExchange, out: Outgoing): void {
+    if (ex.aborted || ex.finished) return;
+    const { res } = ex;
+    const body = out.body;
+    const close = ex.closeAfter || this.core.isDraining;
+    if (ex.head) {
+      const length = body === undefined ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : body.length;
+      res.cork(() => {
+        this.writeHead(res, out, ex.requestId);
+        res.endWithoutBody(length, close);
+      });
+    } else if (body !== undefined && body.length > STREAM_THRESHOLD && !close) {
+      this.stream(ex, out, typeof body === 'string' ? Buffer.from(body) : body);
+      return;
+    } else {
+      res.cork(() => {
+        this.writeHead(res, out, ex.requestId);
+        if (body === undefined) res.endWithoutBody(0, close);
+        else res.end(body, close);
+      });
+    }
+    this.core.end(ex, out.status);
+  }
+
+  private writeHead(res: HttpResponse, out: Outgoing, requestId: string): void {
+    res.writeStatus(statusLine(out.status));
+    res.writeHeader(X_REQUEST_ID, requestId);
+    const headers = out.headers;
+    for (const name in headers) res.writeHeader(headerName(name), headerValue(headers[name]!));
+  }
+
+  /** Large bodies: write what the socket takes, continue on writable (backpressure). */
+  private stream(ex: UwsExchange, out: Outgoing, body: Buffer): void {
+    const { res } = ex;
+    const total = body.length;
+    let startOffset = 0;
+    let done = false;
+    res.cork(() => {
+      this.writeHead(res, out, ex.requestId);
+      startOffset = res.getWriteOffset();
+      [, done] = res.tryEnd(body, total);
+    });
+    if (done) return this.core.end(ex, out.status);
+    res.onWritable((offset) => {
+      const [ok, finished] = res.tryEnd(body.subarray(offset - startOffset), total);
+      if (finished) this.core.end(ex, out.status);
+      return ok;
+    });
+  }
+}
+
+const NO_PARAMS: string[] = [];
+
+// uWS converts every JS string argument to UTF-8; header names pre-encoded once skip that.
+const READ_HEADER_BYTES = READ_HEADERS.map((name) => Buffer.from(name));
+const X_REQUEST_ID = Buffer.from('X-Request-Id');
+
+const STATUS_LINES = new Map<number, Buffer>();
+function statusLine(status: number): Buffer {
+  let line = STATUS_LINES.get(status);
+  if (!line) {
+    line = Buffer.from(`${status} ${STATUS_CODES[status] ?? ''}`);
+    STATUS_LINES.set(status, line);
+  }
+  return line;
+}
+
+// Response header names are a small closed set; common values too (content types).
+const HEADER_BYTES = new Map<string, Buffer>();
+function headerName(name: string): Buffer {
+  let bytes = HEADER_BYTES.get(name);
+  if (!bytes) {
+    bytes = Buffer.from(name);
+    if (HEADER_BYTES.size < 256) HEADER_BYTES.set(name, bytes);
+  }
+  return bytes;
+}
+const COMMON_VALUES = new Map(['application/json', 'application/problem+json', 'text/plain; charset=utf-8', 'no-store', 'no-cache'].map((v) => [v, Buffer.from(v)]));
+function headerValue(value: string): string | Buffer {
+  return COMMON_VALUES.get(value) ?? value;
+}
+
+function readHeaders(req: HttpRequest): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (let i = 0; i < READ_HEADERS.length; i += 1) {
+    const value = req.getHeader(READ_HEADER_BYTES[i]!);
+    if (value !== '') headers[READ_HEADERS[i]!] = value;
+  }
+  return headers;
+}
+
+/** The request line and headers, read synchronously while uWS's HttpRequest is valid. */
+class Head implements RequestHead {
+  private address: string | undefined;
+
+  constructor(
+    readonly method: HttpMethod,
+    readonly path: string,
+    readonly rawQuery: string,
+    readonly headers: Record<string, string>,
+    readonly rawParams: string[],
+    readonly requestId: string,
+    private readonly res: HttpResponse,
+    private readonly trustProxy: boolean,
+  ) {}
+
+  /** Read on demand (few routes need it); the response object stays valid until it is ended. */
+  get remoteAddress(): string {
+    if (this.address === undefined) {
+      const forwarded = this.trustProxy ? this.headers['x-forwarded-for'] : undefined;
+      this.address = forwarded ? forwarded.split(',')[0]!.trim() : Buffer.from(this.res.getRemoteAddressAsText()).toString();
+    }
+    return this.address;
+  }
+}
+
+function hasBody(req: HttpRequest): boolean {
+  const length = req.getHeader('content-length');
+  if (length !== '') return length !== '0';
+  return req.getHeader('transfer-encoding') !== '';
+}

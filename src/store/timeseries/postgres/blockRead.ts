@@ -1,0 +1,85 @@
+// Reading register-day blocks out of PostgreSQL. A large read is split into parts (queryParts.ts:
+// groups of registers, or whole UTC days of one register) fetched at once on separate
+// connections. Each register's blocks come back as one bytea (string_agg of day, length and
+// bytes per block, hex on the wire, decoded natively by the driver) and are cut apart here: one
+// result row per register, not per register-day — 36,500 rows of 100 register-years cost the
+// driver more than their bytes (docs/benchmarks-meter.md).
+import type { Queryable } from '../../database.ts';
+import { dayOf } from '../../../../workers/readings/blocks.ts';
+import type { StoredBlock } from '../../../../workers/readings/aggregate.ts';
+import { splitQuery } from './queryParts.ts';
+
+export interface BlockRow extends StoredBlock {
+  id: number;
+}
+
+export type BlockColumns = 'data' | 'hours' | 'both';
+
+const DAY = 86_400_000;
+
+/** Blocks of the registers over the UTC days of [start, end), each register's in day order. */
+async function fetchPart(db: Queryable, ids: readonly number[], start: number, end: number, columns: BlockColumns): Promise<BlockRow[]> {
+  const piece = columns === 'both' ? 'int4send(length(data)) || data || int4send(length(hours)) || hours' : `int4send(length(${columns})) || ${columns}`;
+  const { rows } = await db.query<{ id: number; blob: Buffer }>(
+    `SELECT register_id AS id, string_agg(int4send(day) || ${piece}, ''::bytea ORDER BY day) AS blob
+     FROM reading_blocks WHERE register_id = ANY($1::int[]) AND day >= $2 AND day <= $3 GROUP BY register_id`,
+    [ids, dayOf(start), dayOf(end - 1)],
+  );
+  const out: BlockRow[] = [];
+  for (const { id, blob } of rows) {
+    let at = 0;
+    const next = () => {
+      const length = blob.readInt32BE(at);
+      at += 4 + length;
+      return blob.subarray(at - length, at);
+    };
+    while (at < blob.length) {
+      const day = blob.readInt32BE(at);
+      at += 4;
+      const data = columns === 'hours' ? null : next();
+      const hours = columns === 'data' ? null : next();
+      out.push({ id, day, data, hours });
+    }
+  }
+  return out;
+}
+
+/** Blocks per register id (each in day order), fetched in up to `parts` parts at once. */
+export async function fetchBlocks(db: Queryable, ids: readonly number[], start: number, end: number, columns: BlockColumns, parts: number): Promise<Map<number, BlockRow[]>> {
+  const split = splitQuery(ids.length, start, end, parts, DAY);
+  const results = await Promise.all(split.map((p) => fetchPart(db, ids.slice(p.from, p.to), p.start, p.end, columns)));
+  const out = new Map<number, BlockRow[]>();
+  for (const rows of results)
+    for (const row of rows) {
+      const list = out.get(row.id);
+      if (list) list.push(row);
+      else out.set(row.id, [row]);
+    }
+  return out;
+}
+
+/** The data of these blocks (register id, UTC day), set on the rows given. */
+export async function fillData(db: Queryable, rows: readonly BlockRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  const { rows: found } = await db.query<{ id: number; day: number; data: Buffer }>(
+    'SELECT b.register_id AS id, b.day, b.data FROM reading_blocks b JOIN unnest($1::int[], $2::int[]) AS k(id, day) ON b.register_id = k.id AND b.day = k.day',
+    [rows.map((r) => r.id), rows.map((r) => r.day)],
+  );
+  const byKey = new Map(found.map((f) => [`${f.id}:${f.day}`, f.data]));
+  for (const r of rows) r.data = byKey.get(`${r.id}:${r.day}`) ?? null;
+}
+
+/** UTC starts and ends (ms) of the local days of each zone that [start, end) touches, as
+ * PostgreSQL computes them (date_trunc('day', … AT TIME ZONE tz) AT TIME ZONE tz), the
+ * definition the row store used: same day boundaries on DST days and in gaps at midnight. */
+export async function localDays(db: Queryable, zones: readonly string[], start: number, end: number): Promise<Map<string, { starts: Float64Array; ends: Float64Array }>> {
+  const { rows } = await db.query<{ tz: string; starts: number[]; ends: number[] }>(
+    `SELECT z.tz, array_agg((extract(epoch FROM d.day AT TIME ZONE z.tz) * 1000)::float8 ORDER BY d.day) AS starts,
+       array_agg((extract(epoch FROM (d.day + interval '1 day') AT TIME ZONE z.tz) * 1000)::float8 ORDER BY d.day) AS ends
+     FROM unnest($1::text[]) AS z(tz) CROSS JOIN LATERAL generate_series(date_trunc('day', $2::timestamptz AT TIME ZONE z.tz),
+       date_trunc('day', ($3::timestamptz - interval '1 microsecond') AT TIME ZONE z.tz), interval '1 day') AS d(day)
+     GROUP BY z.tz`,
+    [zones, new Date(start), new Date(end)],
+  );
+  return new Map(rows.map((r) => [r.tz, { starts: Float64Array.from(r.starts.map(Number)), ends: Float64Array.from(r.ends.map(Number)) }]));
+}

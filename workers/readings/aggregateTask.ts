@@ -1,0 +1,19 @@
+// Worker task: buckets of registers aggregated from their blocks' readings (aggregate.ts), for
+// resolutions the hourly rollups cannot answer (900 s, 1800 s, …): every reading is decoded and
+// summed, work that stays off the event loop. Answers come back as transferred typed arrays.
+import { transfer } from '../transfer.ts';
+import { aggregateBlocks, type BucketColumns, type Bucketing, type StoredBlock } from './aggregate.ts';
+
+export interface AggregateTask {
+  registers: { blocks: StoredBlock[]; summed: boolean; bucketing: Bucketing }[];
+  start: number;
+  end: number;
+}
+
+export default function aggregateTask(task: AggregateTask): BucketColumns[] {
+  const out = task.registers.map((r) => aggregateBlocks(r.blocks, r.summed, r.bucketing, task.start, task.end));
+  return transfer(
+    out,
+    out.flatMap((c) => [c.timestamps.buffer, c.values.buffer, c.resolutions.buffer, c.updatedAt.buffer]),
+  );
+}
