@@ -4,7 +4,7 @@
 // event is created for all of them; the time from the POST to the moment the last VEN has it.
 // Then the same fan-out by webhooks: 10,000 subscriptions of the program's EVENT creations, each
 // with its own callback path on a local receiver (its own process).
-//   npm run bench:mqtt        (VENS=10000 ROUNDS=10 WEBHOOK_ROUNDS=3 by default)
+//   npm run bench:mqtt        (VENS=10000 ROUNDS=10 WEBHOOK_ROUNDS=3 by default; MQTT_BROKER_CONCURRENCY)
 import { fork, spawn } from 'node:child_process';
 import os from 'node:os';
 import { bootApp, call } from './support/bootApp.ts';
@@ -15,7 +15,7 @@ const ROUNDS = Number(process.env.ROUNDS ?? 10);
 const WEBHOOK_ROUNDS = Number(process.env.WEBHOOK_ROUNDS ?? 3);
 const V31 = '/api/openadr/3.1.0';
 
-const bench = await bootApp({ MQTT_PORT: '0', VTN_WEBHOOK_ALLOW_PRIVATE: 'true', VTN_WEBHOOK_CONCURRENCY: '128', VTN_DISPATCH_POLL_MS: '100' });
+const bench = await bootApp({ MQTT_PORT: '0', MQTT_BROKER_CONCURRENCY: process.env.MQTT_BROKER_CONCURRENCY ?? '100', VTN_WEBHOOK_ALLOW_PRIVATE: 'true', VTN_WEBHOOK_CONCURRENCY: '128', VTN_DISPATCH_POLL_MS: '100' });
 const base = bench.app.baseUrl;
 console.log(`load average at start: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
 
@@ -87,50 +87,52 @@ const stopped = new Promise((resolve) => fleet.once('exit', resolve));
 fleet.send({ stop: true });
 await stopped;
 
-// Webhooks: a receiver in its own process counting POSTs per path prefix.
-const receiver = spawn(
-  process.execPath,
-  [
-    '-e',
-    `let n = 0; const s = require('node:http').createServer((q, r) => { if (q.method === 'GET') { const v = n; if (q.url === '/reset') n = 0; return r.end(String(v)); } q.resume(); q.on('end', () => { n++; r.end('ok'); }); });
-     s.keepAliveTimeout = 60000; s.listen(0, '127.0.0.1', () => console.log(s.address().port));`,
-  ],
-  { stdio: ['ignore', 'pipe', 'inherit'] },
-);
-const receiverUrl = `http://127.0.0.1:${await new Promise<number>((resolve) => receiver.stdout!.once('data', (d) => resolve(Number(String(d).trim()))))}`;
-started = Date.now();
-next = 0;
-await Promise.all(
-  Array.from({ length: 16 }, async () => {
-    while (next < VENS) {
-      const i = next++;
-      await call(base, 'POST', `${V31}/subscriptions`, ven, {
-        clientName: `ven-${i}`,
-        programID: program.id,
-        objectOperations: [{ objects: ['EVENT'], operations: ['CREATE'], callbackUrl: `${receiverUrl}/ven/${i}`, bearerToken: `token-${i}` }],
-      });
-    }
-  }),
-);
-console.log(`${VENS} webhook subscriptions in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+// Webhooks (WEBHOOK_ROUNDS=0: skipped): a receiver in its own process counting POSTs per path prefix.
 const webhookTimes: number[] = [];
-for (let r = 0; r < WEBHOOK_ROUNDS; r += 1) {
-  await fetch(`${receiverUrl}/reset`);
-  const t0 = Date.now();
-  await call(base, 'POST', `${V31}/events`, bl, event(100 + r));
-  for (;;) {
-    const n = Number(await (await fetch(receiverUrl)).text());
-    if (n >= VENS) break;
-    await new Promise((resolve) => setTimeout(resolve, 20));
+if (WEBHOOK_ROUNDS > 0) {
+  const receiver = spawn(
+    process.execPath,
+    [
+      '-e',
+      `let n = 0; const s = require('node:http').createServer((q, r) => { if (q.method === 'GET') { const v = n; if (q.url === '/reset') n = 0; return r.end(String(v)); } q.resume(); q.on('end', () => { n++; r.end('ok'); }); });
+       s.keepAliveTimeout = 60000; s.listen(0, '127.0.0.1', () => console.log(s.address().port));`,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const receiverUrl = `http://127.0.0.1:${await new Promise<number>((resolve) => receiver.stdout!.once('data', (d) => resolve(Number(String(d).trim()))))}`;
+  started = Date.now();
+  next = 0;
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (next < VENS) {
+        const i = next++;
+        await call(base, 'POST', `${V31}/subscriptions`, ven, {
+          clientName: `ven-${i}`,
+          programID: program.id,
+          objectOperations: [{ objects: ['EVENT'], operations: ['CREATE'], callbackUrl: `${receiverUrl}/ven/${i}`, bearerToken: `token-${i}` }],
+        });
+      }
+    }),
+  );
+  console.log(`${VENS} webhook subscriptions in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  for (let r = 0; r < WEBHOOK_ROUNDS; r += 1) {
+    await fetch(`${receiverUrl}/reset`);
+    const t0 = Date.now();
+    await call(base, 'POST', `${V31}/events`, bl, event(100 + r));
+    for (;;) {
+      const n = Number(await (await fetch(receiverUrl)).text());
+      if (n >= VENS) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    webhookTimes.push(Date.now() - t0);
+    console.log(`webhook round ${r + 1}: last of ${VENS} notifications after ${Date.now() - t0} ms`);
   }
-  webhookTimes.push(Date.now() - t0);
-  console.log(`webhook round ${r + 1}: last of ${VENS} notifications after ${Date.now() - t0} ms`);
+  receiver.kill();
 }
-receiver.kill();
 
 const pct = (values: number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+  return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 };
 const summary = {
   vens: VENS,

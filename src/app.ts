@@ -120,7 +120,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
 
     // The VTN's webhook dispatcher and read cache: started once the server listens, stopped
     // before the pool closes.
-    const vtn = createVtn(pool, log, config, authenticator.authenticate);
+    const vtn = createVtn(pool, log, config, { authenticate: authenticator.authenticate, recheck: (tokens) => authenticator.recheck(tokens), rateLimits });
     cleanups.unshift(() => vtn.stop());
 
     const tokens = tokenRoutes(pool, signer, {

@@ -65,6 +65,7 @@ export interface Config {
   mqttPort: number;
   mqttUrl: string | undefined;
   mqttPublicUrl: string | undefined;
+  mqttBrokerConcurrency: number;
 }
 
 export interface ConfigDoc {
@@ -85,15 +86,15 @@ export const CONFIG_DOCS: ConfigDoc[] = [
   { name: 'TOKEN_ISSUER', default: 'flex', description: 'The `iss` claim of access tokens.' },
   { name: 'TOKEN_AUDIENCES', default: 'flex-api', description: 'Comma-separated audiences accepted by POST /oauth/token (`audience` parameter).' },
   { name: 'TOKEN_TTL_SECONDS', default: '86400', description: 'Access token lifetime (`expires_in`).' },
-  { name: 'AUTH_CACHE_MS', default: '2000', description: 'How long token revocation state (deleted client, rotated secret) and organization features are cached. Revoked tokens stop working within this time.' },
+  { name: 'AUTH_CACHE_MS', default: '2000', description: 'How long token revocation state (deleted client, rotated secret) and organization features are cached. Revoked tokens stop working within this time (open MQTT sessions are disconnected).' },
   { name: 'BODY_LIMIT_BYTES', default: '268435456', description: 'Largest accepted request body (256 MiB; reading batches are large). 413 beyond.' },
   { name: 'HTTP_SERVER', default: 'node', description: '`node` (node:http: every Node release, answers pipelined requests), `uws` (uWebSockets.js, faster; stops the start when no native build loads here) or `auto` (uWebSockets.js where a build loads, else node). The start-up log says which runs and why; see docs/architecture.md.' },
   { name: 'TRUST_PROXY', default: 'false', description: 'Take the client address from X-Forwarded-For (behind a load balancer).' },
   { name: 'RATE_LIMIT_STORE', default: 'memory', description: '`memory` (one instance) or `postgres` (counters shared by all instances).' },
   { name: 'RATE_LIMIT_READINGS_PER_SECOND', default: '5', description: 'POST /api/readings requests per OAuth client per second.' },
   { name: 'RATE_LIMIT_READINGS_PER_MINUTE', default: '20', description: 'POST /api/readings requests per OAuth client per minute.' },
-  { name: 'RATE_LIMIT_TOKEN_PER_MINUTE', default: '30', description: 'POST /oauth/token requests per client_id per minute.' },
-  { name: 'RATE_LIMIT_TOKEN_UNKNOWN_PER_MINUTE', default: '30', description: 'POST /oauth/token requests per client address per minute when the client_id is unknown.' },
+  { name: 'RATE_LIMIT_TOKEN_PER_MINUTE', default: '30', description: 'POST /oauth/token requests per client_id per minute; also failed MQTT CONNECTs per client id given as username (separate counter).' },
+  { name: 'RATE_LIMIT_TOKEN_UNKNOWN_PER_MINUTE', default: '30', description: 'POST /oauth/token requests per client address per minute when the client_id is unknown; also failed MQTT CONNECTs per address when the username is not a client id.' },
   { name: 'RATE_LIMIT_API_PER_MINUTE', default: '0', description: 'Requests per OAuth client per minute on every other authenticated endpoint; 0 = no limit (the interface’s default). When set, those responses carry the X-Rate-Limit-* headers too.' },
   { name: 'WORKER_THREADS', default: 'CPU count − 1 (at least 1)', description: 'Worker threads for CPU-heavy work: parsing reading batches, virtual registers.' },
   { name: 'TIMESERIES_BACKEND', default: 'postgres', description: 'Where readings live: `postgres` (the same database, nothing extra) or `questdb` (needs QUESTDB_HTTP_URL and QUESTDB_PG_URL).' },
@@ -123,6 +124,7 @@ export const CONFIG_DOCS: ConfigDoc[] = [
   { name: 'MQTT_PORT', default: '1883', description: 'Port of the embedded MQTT broker (0 picks a free one). Clients authenticate with a VTN access token as password.' },
   { name: 'MQTT_URL', default: '(unset)', description: 'External broker instead of the embedded one, e.g. mqtt://user:pass@broker:1883 (needed with several instances; the broker then enforces topic access itself).' },
   { name: 'MQTT_PUBLIC_URL', default: '(derived)', description: 'Broker URI announced to clients by GET /notifiers (default: MQTT_URL without credentials, or mqtt://<MQTT_HOST>:<port>).' },
+  { name: 'MQTT_BROKER_CONCURRENCY', default: '100', description: 'Messages the embedded broker routes at once (aedes `concurrency`); more are queued in order.' },
   { name: 'VTN_WEBHOOK_ALLOW_PRIVATE', default: 'false', description: 'Accept and call subscription callbackUrls on loopback, private and link-local addresses (tests, closed networks). Off: such URLs are refused (400) and never called.' },
 ];
 
@@ -241,6 +243,7 @@ export function loadConfig(env: Env = process.env): Config {
     mqttPort: r.int('MQTT_PORT', 1883, 0, 65535),
     mqttUrl: r.raw('MQTT_URL'),
     mqttPublicUrl: r.raw('MQTT_PUBLIC_URL'),
+    mqttBrokerConcurrency: r.int('MQTT_BROKER_CONCURRENCY', 100, 1, 1_000_000),
   };
   if (config.timeseriesBackend === 'questdb' && (!config.questdbHttpUrl || !config.questdbPgUrl)) {
     r.problems.push('TIMESERIES_BACKEND=questdb needs QUESTDB_HTTP_URL and QUESTDB_PG_URL');

@@ -8,7 +8,7 @@
 import { HttpError } from '../http/errors.ts';
 import type { Principal } from '../http/types.ts';
 import type { Queryable } from '../store/database.ts';
-import { clientAccess } from './clientStore.ts';
+import { clientAccess, clientAccessMany } from './clientStore.ts';
 import { accessByPersonalAccessToken } from './identityStore.ts';
 import { PAT_PREFIX, hashPersonalAccessToken } from './secrets.ts';
 import type { AccessClaims, TokenSigner } from './tokens.ts';
@@ -98,6 +98,35 @@ export class Authenticator {
     };
   }
 
+  /**
+   * Whether each of these tokens still authenticates, read from the database now whatever the
+   * cache holds (one query for all access tokens), for sessions that outlive a request: the
+   * embedded MQTT broker calls it every AUTH_CACHE_MS for its connected clients. Refreshes their
+   * cache entries. A token that is expired, revoked or unknown maps to undefined.
+   */
+  async recheck(tokens: Iterable<string>): Promise<Map<string, Principal | undefined>> {
+    const result = new Map<string, Principal | undefined>();
+    const jwts: { token: string; claims: AccessClaims }[] = [];
+    for (const token of new Set(tokens)) {
+      const claims = this.cache.get(token)?.claims;
+      if (claims) jwts.push({ token, claims });
+      else {
+        // Personal access tokens, and tokens no longer cached: one by one, from the database.
+        this.cache.delete(token);
+        result.set(token, await this.authenticate(`Bearer ${token}`).catch(() => undefined));
+      }
+    }
+    if (jwts.length === 0) return result;
+    const access = await clientAccessMany(this.db, [...new Set(jwts.map((j) => j.claims.cid))]);
+    const now = this.now();
+    for (const { token, claims } of jwts) {
+      const entry = this.jwtEntry(claims, access.get(claims.cid), now);
+      if (this.cache.has(token)) this.cache.set(token, entry);
+      result.set(token, now >= entry.expiresAt ? undefined : entry.principal);
+    }
+    return result;
+  }
+
   private async loadJwt(token: string, known: AccessClaims | undefined): Promise<Entry> {
     let claims = known;
     if (!claims) {
@@ -106,11 +135,14 @@ export class Authenticator {
       if (verified === 'invalid') throw invalid('The access token is not valid');
       claims = verified;
     }
-    const access = await clientAccess(this.db, claims.cid);
+    return this.jwtEntry(claims, await clientAccess(this.db, claims.cid), this.now());
+  }
+
+  private jwtEntry(claims: AccessClaims, access: { tokenVersion: number; features: string[] } | undefined, now: number): Entry {
     const revoked = !access || access.tokenVersion !== claims.ver;
     return {
       claims,
-      checkedAt: this.now(),
+      checkedAt: now,
       expiresAt: claims.exp * 1000,
       principal: revoked
         ? undefined

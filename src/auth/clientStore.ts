@@ -117,3 +117,12 @@ export async function clientAccess(db: Queryable, id: number): Promise<{ tokenVe
   );
   return rows[0];
 }
+
+/** clientAccess of several clients in one query (absent: deleted). */
+export async function clientAccessMany(db: Queryable, ids: readonly number[]): Promise<Map<number, { tokenVersion: number; features: string[] }>> {
+  const { rows } = await db.query<{ id: number; tokenVersion: number; features: string[] }>(
+    'SELECT c.id, c.token_version AS "tokenVersion", o.features FROM api_clients c JOIN organizations o ON o.id = c.organization_id WHERE c.id = ANY($1::int[])',
+    [ids],
+  );
+  return new Map(rows.map((r) => [r.id, { tokenVersion: r.tokenVersion, features: r.features }]));
+}

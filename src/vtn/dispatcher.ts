@@ -171,12 +171,7 @@ export class NotificationDispatcher {
   }
 
   private post(n: Claimed): Promise<DeliveryResult> {
-    // The body is assembled from stored JSON text; objectType/operation are closed enums.
-    // Subscriptions written through the 3.1.0 surface get 3.1 bodies (v31/representation.ts).
-    const body =
-      n.openadrVersion === '3.1.0'
-        ? webhookBody31(n)
-        : `{"notificationID":"${n.notificationId}","objectType":"${n.objectType}","operation":"${n.operation}","object":${n.object},"targets":${n.targets ?? 'null'}}`;
+    const body = webhookBody(n);
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       'user-agent': 'flex-vtn-notifier/1',
@@ -266,7 +261,17 @@ export class NotificationDispatcher {
 }
 
 /** A 3.1 notification (with the notificationID extension, as 3.0.1 bodies have it). */
-function webhookBody31(n: Claimed): string {
+/** What is sent for a notification (and what the admin view shows): the body is assembled from
+ * stored JSON text (objectType/operation are closed enums); subscriptions written through the
+ * 3.1.0 surface get 3.1 bodies (v31/representation.ts). */
+export type BodySource = Pick<Claimed, 'notificationId' | 'objectType' | 'operation' | 'object' | 'targets' | 'openadrVersion' | 'ext' | 'clientId'>;
+
+export function webhookBody(n: BodySource): string {
+  if (n.openadrVersion === '3.1.0') return webhookBody31(n);
+  return `{"notificationID":"${n.notificationId}","objectType":"${n.objectType}","operation":"${n.operation}","object":${n.object},"targets":${n.targets ?? 'null'}}`;
+}
+
+function webhookBody31(n: BodySource): string {
   const object = to31(n.objectType, JSON.parse(n.object) as Record<string, unknown>, { ext: n.ext, clientID: n.objectType === 'VEN' ? undefined : n.clientId });
   return JSON.stringify({ notificationID: n.notificationId, ...notification31(n.objectType, n.operation, object) });
 }

@@ -9,7 +9,9 @@ import type { RouteDef } from '../http/types.ts';
 import type { Pool } from '../store/database.ts';
 import type { VtnDeps } from './context.ts';
 import { NotificationDispatcher } from './dispatcher.ts';
-import { EmbeddedBroker, type Authenticate } from './mqttBroker.ts';
+import { clientExists } from '../auth/clientStore.ts';
+import type { RateLimitStore } from '../http/rateLimit.ts';
+import { EmbeddedBroker, type BrokerAuth } from './mqttBroker.ts';
 import { externalSink, MqttPublisher, type MqttSink } from './mqttPublisher.ts';
 import { notificationAdminRoutes } from './notificationAdminRoutes.ts';
 import { ReadCache } from './readCache.ts';
@@ -27,7 +29,12 @@ export interface Vtn {
   readonly mqttPort: number;
 }
 
-export function createVtn(pool: Pool, log: Logger, config: Config, authenticate: Authenticate): Vtn {
+/** The MQTT broker's token checks (the app's Authenticator) and the store of its login limits. */
+export interface VtnAuth extends BrokerAuth {
+  rateLimits: RateLimitStore;
+}
+
+export function createVtn(pool: Pool, log: Logger, config: Config, auth: VtnAuth): Vtn {
   const dispatcher = new NotificationDispatcher(pool, log, {
     concurrency: config.vtnWebhookConcurrency,
     timeoutMs: config.vtnWebhookTimeoutMs,
@@ -66,7 +73,13 @@ export function createVtn(pool: Pool, log: Logger, config: Config, authenticate:
       if (config.mqttEnabled) {
         if (config.mqttUrl) sink = externalSink(config.mqttUrl, log, () => publisher?.kick());
         else {
-          broker = await EmbeddedBroker.start({ host: config.mqttHost, port: config.mqttPort, pool, authenticate, log }).catch((err: NodeJS.ErrnoException) => {
+          const limits = {
+            store: auth.rateLimits,
+            perClient: [{ seconds: 60, max: config.rateLimitTokenPerMinute }],
+            perAddress: [{ seconds: 60, max: config.rateLimitTokenUnknownPerMinute }],
+            clientExists: (clientId: string) => clientExists(pool, clientId),
+          };
+          broker = await EmbeddedBroker.start({ host: config.mqttHost, port: config.mqttPort, pool, auth, limits, recheckMs: config.authCacheMs, concurrency: config.mqttBrokerConcurrency, log }).catch((err: NodeJS.ErrnoException) => {
             if (err.code !== 'EADDRINUSE') throw err;
             throw new Error(`MQTT_PORT ${config.mqttPort} on ${config.mqttHost} is in use: set MQTT_PORT (0 = any free port), MQTT_URL for an external broker, or MQTT_ENABLED=false`);
           });

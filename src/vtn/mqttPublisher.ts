@@ -5,7 +5,9 @@
 // once the broker acknowledged every message of it. If the broker is down or does not
 // acknowledge in time, the transaction rolls back: the rows stay pending and go out, in the same
 // order, when the broker is back (at least once: a subscriber may see a message twice after such
-// a failure).
+// a failure). An outage is logged twice: a warning when publishing first fails, and, when a
+// batch can be sent again, how long it lasted and how many notifications waited; the retries in
+// between log at debug level. The external broker's connection is retried with backoff.
 import { randomBytes } from 'node:crypto';
 import mqtt, { type MqttClient } from 'mqtt';
 import type { Logger } from 'pino';
@@ -16,6 +18,8 @@ export interface MqttSink {
   publish(messages: readonly { topic: string; payload: string | Buffer }[]): Promise<void>;
   /** Whether publishing can succeed now (connected). */
   readonly ready: boolean;
+  /** Why the broker was last unreachable, if it was (for the outage's log line). */
+  readonly lastError?: string;
   close(): Promise<void>;
 }
 
@@ -51,6 +55,8 @@ export class MqttPublisher {
   private timer: NodeJS.Timeout | undefined;
   private lastPurge = 0;
   private stopped: Promise<void> | undefined;
+  /** Since when publishing has been failing (undefined: it is not). */
+  private downSince: number | undefined;
 
   constructor(
     private readonly pool: Pool,
@@ -77,6 +83,7 @@ export class MqttPublisher {
     this.pumping = true;
     let next = this.pollMs;
     try {
+      if (this.downSince !== undefined && this.sink.ready) await this.back();
       do {
         this.again = false;
         const sent = await this.publishBatch();
@@ -84,7 +91,12 @@ export class MqttPublisher {
       } while (this.again && this.running);
       await this.purge();
     } catch (err) {
-      this.log.warn({ err: (err as Error).message }, 'MQTT notifications not published; they stay in the outbox and are retried');
+      const reason = (err as Error).message;
+      const connecting = !this.sink.ready && this.sink.lastError === undefined;
+      if (this.downSince === undefined && !connecting) {
+        this.downSince = Date.now();
+        this.log.warn({ err: reason, broker: this.sink.lastError }, 'MQTT broker unavailable: notifications wait in the outbox until it is back');
+      } else this.log.debug({ err: reason, broker: this.sink.lastError }, 'MQTT notifications still not published');
       next = Math.min(next, RETRY_MS);
     } finally {
       this.pumping = false;
@@ -93,6 +105,13 @@ export class MqttPublisher {
     clearTimeout(this.timer);
     this.timer = setTimeout(this.kick, next);
     this.timer.unref();
+  }
+
+  /** The end of an outage: said once, with what waited. */
+  private async back(): Promise<void> {
+    const { rows } = await this.pool.query<{ pending: number }>("SELECT count(*)::int AS pending FROM vtn_mqtt_messages WHERE state = 'pending'");
+    this.log.info({ pending: rows[0]!.pending, downMs: Date.now() - this.downSince! }, 'MQTT broker back: publishing the notifications that waited');
+    this.downSince = undefined;
   }
 
   /** One batch in one transaction; returns how many rows it published (0: none or locked). */
@@ -166,25 +185,48 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   );
 }
 
-/** An external broker (MQTT_URL, credentials in the URL): one connection, reconnecting every
- * second; `onConnect` wakes the publisher when it is back. */
-export function externalSink(url: string, log: Logger, onConnect: () => void): MqttSink {
+/** Reconnection to an external broker: after 1 s, doubling up to 30 s, back to 1 s once connected. */
+const RECONNECT_MIN_MS = 1000;
+const RECONNECT_MAX_MS = 30_000;
+
+/** An external broker (MQTT_URL, credentials in the URL): one connection, reconnecting with
+ * backoff; `onConnect` wakes the publisher when it is back. Connection errors are logged at debug
+ * level: the publisher logs the outage once, with the last of them. */
+export function externalSink(url: string, log: Logger, onConnect: () => void, backoff = { minMs: RECONNECT_MIN_MS, maxMs: RECONNECT_MAX_MS }): MqttSink {
   const client: MqttClient = mqtt.connect(url, {
     clientId: `flex-vtn-${randomBytes(6).toString('hex')}`,
-    reconnectPeriod: 1000,
+    reconnectPeriod: backoff.minMs,
     connectTimeout: 5000,
     clean: true,
     // Never queue while disconnected: unpublished rows wait in the outbox instead.
     queueQoSZero: false,
   });
+  const broker = new URL(url).host;
+  let lastError: string | undefined;
+  let connectedOnce = false;
+  // mqtt.js reads reconnectPeriod each time it schedules the next attempt.
+  client.on('reconnect', () => {
+    client.options.reconnectPeriod = Math.min(backoff.maxMs, (client.options.reconnectPeriod ?? backoff.minMs) * 2);
+  });
   client.on('connect', () => {
-    log.info({ broker: new URL(url).host }, 'connected to the MQTT broker');
+    client.options.reconnectPeriod = backoff.minMs;
+    lastError = undefined;
+    if (!connectedOnce) log.info({ broker }, 'connected to the MQTT broker');
+    else log.debug({ broker }, 'reconnected to the MQTT broker');
+    connectedOnce = true;
     onConnect();
   });
-  client.on('error', (err) => log.warn({ err: err.message }, 'MQTT broker connection error'));
+  client.on('close', () => (lastError ??= 'connection closed'));
+  client.on('error', (err) => {
+    lastError = err.message;
+    log.debug({ err: err.message, broker }, 'MQTT broker connection error');
+  });
   return {
     get ready() {
       return client.connected;
+    },
+    get lastError() {
+      return lastError;
     },
     publish: async (messages) => {
       if (!client.connected) throw new Error('MQTT broker not connected');

@@ -7,6 +7,7 @@ import { conflict, notFound } from '../http/errors.ts';
 import { arrayOf, dateTime, int32Id, objectSchema, pageQueryProperties, querySchema } from '../http/schemas.ts';
 import type { ApiRequest, AuthRequirement, RouteDef } from '../http/types.ts';
 import type { Queryable } from '../store/database.ts';
+import { webhookBody, type BodySource } from './dispatcher.ts';
 import { notificationSchema, OBJECT_KINDS, objectId } from './schemas.ts';
 
 const ADMIN: AuthRequirement = { globalAdmin: true };
@@ -34,9 +35,26 @@ const notificationStatusSchema = objectSchema(
   { title: 'VtnNotificationStatus' },
 );
 
+/** A 3.1.0 webhook body (the document's `notification`, with our notificationID). */
+const notification31Schema = objectSchema(
+  {
+    notificationID: { type: 'string', format: 'uuid' },
+    objectType: { type: 'string', enum: [...OBJECT_KINDS] },
+    operation: { type: 'string', enum: ['CREATE', 'UPDATE', 'DELETE'] },
+    object: { type: 'object', additionalProperties: true, description: 'The object after the change, in its 3.1.0 representation.' },
+    targets: { type: ['array', 'null'], items: { type: 'string' } },
+  },
+  ['notificationID', 'objectType', 'operation', 'object', 'targets'],
+  { title: 'VtnNotification31' },
+);
+
 const detailSchema = objectSchema(
-  { ...(notificationStatusSchema.properties as Record<string, unknown>), body: notificationSchema },
-  [...(notificationStatusSchema.required as string[]), 'body'],
+  {
+    ...(notificationStatusSchema.properties as Record<string, unknown>),
+    openadrVersion: { type: 'string', enum: ['3.0.1', '3.1.0'], description: 'The version the notification is sent in (that of the surface that last wrote its subscription).' },
+    body: { anyOf: [notificationSchema, notification31Schema], description: 'Exactly the body the receiver gets (was sent, or will be): 3.0.1 or 3.1.0 as `openadrVersion` says.' },
+  },
+  [...(notificationStatusSchema.required as string[]), 'openadrVersion', 'body'],
   { title: 'VtnNotificationDetail' },
 );
 
@@ -140,13 +158,19 @@ export function notificationAdminRoutes(db: Queryable, onRetry: () => void): Rou
       params: idParams,
       responses: { 200: { description: 'The notification', schema: detailSchema } },
       handler: async (req: ApiRequest<{ notificationId: string }>) => {
-        const { rows } = await db.query(
-          `SELECT ${COLUMNS}, json_build_object('notificationID', n.notification_id, 'objectType', c.object_type, 'operation', c.operation, 'object', c.object, 'targets', c.targets) AS body
+        const { rows } = await db.query<Record<string, unknown> & { source: Omit<BodySource, 'notificationId'> }>(
+          `SELECT ${COLUMNS}, n.openadr_version AS "openadrVersion",
+             json_build_object('objectType', c.object_type, 'operation', c.operation, 'object', c.object::text, 'targets', c.targets::text,
+               'openadrVersion', n.openadr_version, 'ext', c.ext, 'clientId', c.client_id) AS source
            FROM ${FROM} WHERE n.notification_id = $1`,
           [req.params.notificationId],
         );
-        if (!rows[0]) throw notFound(`Notification ${req.params.notificationId}`);
-        return { status: 200, body: rows[0] };
+        const row = rows[0];
+        if (!row) throw notFound(`Notification ${req.params.notificationId}`);
+        // The dispatcher's own body function: what the receiver gets, in its version.
+        const { source, ...status } = row;
+        const body = JSON.parse(webhookBody({ ...source, notificationId: row.id as string })) as unknown;
+        return { status: 200, body: { ...status, body } };
       },
     },
     {
