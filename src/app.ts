@@ -40,6 +40,7 @@ import { meterRoutes } from './meter/meterRoutes.ts';
 import { readingsRoutes } from './meter/readingsRoutes.ts';
 import { VirtualRegisters } from './meter/virtualRegisters.ts';
 import { WorkerPool } from './workerPool.ts';
+import { TimeSeriesUnavailable } from './store/timeseries/types.ts';
 import { createVtn } from './vtn/module.ts';
 import { consoleRoutes } from './console/consoleRoutes.ts';
 import { openApiInfo } from './openApiInfo.ts';
@@ -74,6 +75,7 @@ export interface App {
 }
 
 function translateError(err: unknown): HttpError | undefined {
+  if (err instanceof TimeSeriesUnavailable) return new HttpError('service_unavailable', 'The time-series store is unreachable; try again (a batch that was accepted is completed once it is back).');
   const store = classifyPgError(err);
   if (!store) return undefined;
   switch (store.kind) {

@@ -4,7 +4,7 @@
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 
-export type WorkerTaskFile = 'readings/task' | 'virtual/task';
+export type WorkerTaskFile = 'readings/task' | 'readings/ilpTask' | 'virtual/task';
 
 const fromSource = import.meta.url.endsWith('.ts');
 const extension = fromSource ? '.ts' : '.js';

@@ -193,6 +193,8 @@ contract('postgres', async () => {
 describe.skipIf(!questdbHttp || !questdbPg)('QuestDB (set QUESTDB_HTTP_URL and QUESTDB_PG_URL to run; no QuestDB server here)', () => {
   contract('questdb', async () => {
     const { QuestDbTimeSeriesStore } = await import('../../src/store/timeseries/questdb/store.ts');
-    return QuestDbTimeSeriesStore.connect({ httpUrl: questdbHttp!, pgUrl: questdbPg! }, workers, log);
+    const own = createPool(await createTestDatabase(), 4, log);
+    pools.push(own);
+    return QuestDbTimeSeriesStore.connect({ httpUrl: questdbHttp!, pgUrl: questdbPg!, table: `contract_${process.pid}` }, { pool: own, workers, log });
   });
 });
