@@ -7,6 +7,7 @@
 // table name is the caller's (several benchmarks and helpers may share one server); its schema is
 // the one Flex's QuestDB store uses, so both sides pay for the same columns, partitioning and
 // DEDUP UPSERT KEYS.
+import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { mapConcurrent, timedRequest } from './measure.ts';
 import { STEP_SECONDS, valueOf } from './readingsData.ts';
@@ -101,10 +102,22 @@ export async function questdbPeer(table: string, httpUrl = process.env.QUESTDB_H
     }
   }
 
+  /** One ILP/HTTP request on `agent`; resolves on its 204. */
+  function post(agent: http.Agent, body: Buffer): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const req = http.request(`${base}/write`, { method: 'POST', agent, headers: { 'content-type': 'text/plain', 'content-length': String(body.length) } }, (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString()));
+        res.on('end', () => (res.statusCode === 204 ? resolve() : reject(new Error(`QuestDB /write: ${res.statusCode} ${text.slice(0, 500)}`))));
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+  }
+
   const build = await exec('SELECT build()');
   const version = /QuestDB [0-9][^,\s"]*/.exec(build.body)?.[0] ?? 'QuestDB';
-  const write = `${base}/write`;
-
   return {
     httpUrl: base,
     table,
@@ -116,12 +129,14 @@ export async function questdbPeer(table: string, httpUrl = process.env.QUESTDB_H
       await exec(`DROP TABLE IF EXISTS ${table}`);
     },
     async ingest(bodies, concurrency) {
+      // Fresh connections for each load (QuestDB closes idle keep-alive connections; reusing one
+      // it closed fails with EPIPE), opened before the clock starts.
+      const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+      await mapConcurrent(Array.from({ length: concurrency }), concurrency, () => post(agent, Buffer.alloc(0)));
       const t0 = performance.now();
-      await mapConcurrent(bodies, concurrency, async (body) => {
-        const r = await timedRequest(write, 'POST', { 'content-type': 'text/plain' }, body);
-        if (r.status !== 204) throw new Error(`QuestDB /write: ${r.status} ${r.body.slice(0, 500)}`);
-      });
+      await mapConcurrent(bodies, concurrency, (body) => post(agent, body));
       const ackMs = performance.now() - t0;
+      agent.destroy();
       await waitApplied();
       return { ackMs, visibleMs: performance.now() - t0 };
     },
