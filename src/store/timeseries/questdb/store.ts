@@ -18,6 +18,7 @@
 //   before it. The table is never rewritten, so concurrent writes are never lost.
 // test/integration/timeseriesContract.test.ts and readingsBackends.test.ts run against a real
 // QuestDB when QUESTDB_HTTP_URL and QUESTDB_PG_URL are set.
+import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import type { Pool } from '../../database.ts';
@@ -182,6 +183,7 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
 
   async write(input: ReadingsInput): Promise<WriteOutcome> {
     const updatedAtMs = input.updatedAtMs ?? Date.now();
+    const t0 = performance.now();
     let rows: ReadingRows;
     if ('rows' in input) {
       rows = input.rows;
@@ -192,20 +194,33 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
     }
     const readings = rows.timestamps.length;
     if (readings === 0) return { ok: true, readings };
-    const id = await this.journal.record(rows, updatedAtMs);
-    this.inFlight.add(id);
+    const t1 = performance.now();
+    // The journal entry is written while the workers encode; no chunk is sent before it commits.
+    const journaled = this.journal.record(rows, updatedAtMs).then((id) => {
+      this.inFlight.add(id);
+      return id;
+    });
+    let id: number | undefined;
     try {
-      await this.send(rows, updatedAtMs);
+      const sent = await this.send(rows, updatedAtMs, journaled);
+      id = await journaled;
       await this.journal.done(id);
+      this.log.debug({ readings, parseMs: t1 - t0, ...sent, totalMs: performance.now() - t0 }, 'QuestDB batch written');
     } finally {
-      this.inFlight.delete(id);
+      // A batch that failed stays journaled: the periodic replay completes it.
+      id ??= await journaled.catch(() => undefined);
+      if (id !== undefined) this.inFlight.delete(id);
     }
     return { ok: true, readings };
   }
 
   /** Encodes the chunks in the workers and sends them, `connections` at a time, then waits until
    * QuestDB has applied them. */
-  private async send(rows: ReadingRows, updatedAtMs: number): Promise<void> {
+  private async send(rows: ReadingRows, updatedAtMs: number, journaled: Promise<unknown>): Promise<{ journalMs: number; sendMs: number; applyMs: number }> {
+    const t0 = performance.now();
+    let journalMs = 0;
+    const recorded = journaled.then(() => (journalMs = performance.now() - t0));
+    recorded.catch(() => undefined);
     const chunks = chunksOf(rows, this.chunkRows, this.table, updatedAtMs);
     let next = 0;
     const lane = async () => {
@@ -214,11 +229,14 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
         chunks[i] = undefined as never;
         const transfers = [chunk.offsets.buffer, chunk.timestamps.buffer, chunk.values.buffer, chunk.resolutions.buffer];
         const bytes = await this.workers.run<Uint8Array>('readings/ilpTask', chunk, transfers as ArrayBuffer[]);
+        await recorded;
         await this.http.send(bytes);
       }
     };
     await Promise.all(Array.from({ length: Math.min(this.connections, chunks.length) }, lane));
+    const t1 = performance.now();
     await this.waitApplied();
+    return { journalMs, sendMs: t1 - t0, applyMs: performance.now() - t1 };
   }
 
   /** Read-your-writes: QuestDB applies WAL transactions asynchronously. Waits until the table's
@@ -254,7 +272,7 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
           this.inFlight.add(id);
           try {
             this.log.info({ batch: id, readings: batch.rows.timestamps.length }, 'sending a pending QuestDB batch again');
-            await this.send(batch.rows, batch.updatedAtMs);
+            await this.send(batch.rows, batch.updatedAtMs, Promise.resolve());
             await this.journal.done(id);
           } finally {
             this.inFlight.delete(id);
