@@ -8,6 +8,8 @@
 // /query: mean … GROUP BY time(1h), sum … GROUP BY time(1d) tz(…)). Requests to the two
 // alternate one by one, so background load on this shared machine hits both alike.
 //   npm run bench:query     (REQUESTS=40 WARMUP=5 CONCURRENCY=1)
+// BACKEND=questdb (with QUESTDB_HTTP_URL, QUESTDB_PG_URL): Flex on QuestDB against the same
+// SAMPLE BY questions sent to QuestDB directly instead (bench/queryQuestdb.ts).
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { from as copyFrom } from 'pg-copy-streams';
@@ -17,6 +19,11 @@ import { fmt, mapConcurrent, percentile, timedRequest, waitForCpuIdle } from './
 import { createFleet } from './support/meterSetup.ts';
 import { copyBinary, lineProtocolBatches } from './support/readingsData.ts';
 import { startBenchDatabase, startServerProcess } from './support/serverProcess.ts';
+
+if (process.env.BACKEND === 'questdb') {
+  await import('./queryQuestdb.ts');
+  process.exit(0);
+}
 
 const REQUESTS = Number(process.env.REQUESTS ?? 40);
 const WARMUP = Number(process.env.WARMUP ?? 5);
