@@ -44,21 +44,32 @@ const REPLAY_AFTER_MS = 60_000;
 /** Change probes run at once (the PG-wire pool's size). */
 const PROBE_CONCURRENCY = 8;
 
-interface Row {
-  register_id: string;
-  ts: Date;
-  value: number;
-  resolution: number;
-  updated_at: Date;
+/** Rows of a read: int8 (QuestDB `long`) as a JavaScript number, each row an array. */
+const INT8_AS_NUMBER = { getTypeParser: (oid: number, format?: string) => (oid === 20 ? Number : (pg.types.getTypeParser as (o: number, f?: string) => (v: string) => unknown)(oid, format)) };
+
+/** Columns of one register's answer, filled row by row. */
+class SeriesBuilder {
+  timestamps: number[] = [];
+  values: number[] = [];
+  resolutions: number[] = [];
+  updatedAt: number[] = [];
+
+  series(registerId: number): Series {
+    const order = this.timestamps.every((t, i) => i === 0 || this.timestamps[i - 1]! < t) ? undefined : this.timestamps.map((_, i) => i).sort((x, y) => this.timestamps[x]! - this.timestamps[y]!);
+    const pick = <T>(xs: T[]) => (order ? order.map((i) => xs[i]!) : xs);
+    return {
+      registerId,
+      timestamps: Float64Array.from(pick(this.timestamps)),
+      values: Float64Array.from(pick(this.values)),
+      resolutions: Int32Array.from(pick(this.resolutions)),
+      updatedAt: Float64Array.from(pick(this.updatedAt)),
+    };
+  }
 }
 
-interface Bucket {
-  id: number;
-  ts: number;
-  end: number;
-  value: number;
-  updated: number;
-}
+/** One builder per register asked, in that order. */
+const builders = (ids: readonly number[]) => new Map(ids.map((id) => [id, new SeriesBuilder()]));
+const built = (map: Map<number, SeriesBuilder>) => [...map].map(([id, b]) => b.series(id));
 
 export interface QuestDbOptions {
   httpUrl: string;
@@ -84,22 +95,6 @@ export const TABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,126}$/;
 
 /** `$from`, `$from+1`, … for a list of query parameters. */
 const placeholders = (n: number, from: number) => Array.from({ length: n }, (_, i) => `$${i + from}`).join(', ');
-
-function toSeries(id: number, rows: readonly { ts: number; end: number; value: number; updated: number }[]): Series {
-  return {
-    registerId: id,
-    timestamps: Float64Array.from(rows, (r) => r.ts),
-    values: Float64Array.from(rows, (r) => r.value),
-    resolutions: Int32Array.from(rows, (r) => Math.round((r.end - r.ts) / 1000)),
-    updatedAt: Float64Array.from(rows, (r) => r.updated),
-  };
-}
-
-function byRegister<T extends { id: number }>(order: readonly number[], items: readonly T[]): Map<number, T[]> {
-  const out = new Map<number, T[]>(order.map((id) => [id, []]));
-  for (const item of items) out.get(item.id)?.push(item);
-  return out;
-}
 
 /** The batch cut into chunks of at most `size` rows (a series may span chunks), columns copied. */
 export function chunksOf(rows: ReadingRows, size: number, table: string, updatedAtMs: number): IlpChunk[] {
@@ -285,21 +280,33 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
     return this.replaying;
   }
 
-  private async rows(q: RangeQuery, limit?: number): Promise<Row[]> {
-    if (q.registerIds.length === 0) return [];
-    const { rows } = await this.pool.query<Row>(
-      `SELECT register_id, ts, value, resolution, updated_at FROM ${this.table} WHERE register_id IN (${placeholders(q.registerIds.length, 3)}) AND ts >= $1 AND ts < $2${await this.hidden(q.registerIds)}
-       ORDER BY register_id, ts${limit ? ` LIMIT ${limit + 1}` : ''}`,
-      [new Date(q.start), new Date(q.end), ...q.registerIds.map(String)],
-    );
-    return rows;
+  /** A read over the PostgreSQL wire, rows as arrays (measured: parsing row objects with Date
+   * timestamps doubled the time of a one-register-year answer; docs/questdb.md). */
+  private async select(text: string, values: unknown[]): Promise<unknown[][]> {
+    const { rows } = await this.pool.query({ text, values, rowMode: 'array', types: INT8_AS_NUMBER });
+    return rows as unknown[][];
   }
 
+  /** Readings as stored. Timestamps travel as microseconds (long), not text. No ORDER BY: rows
+   * come in time order and are grouped by register here. */
   private async series(q: RangeQuery, limit?: number): Promise<Series[]> {
-    const rows = await this.rows(q, limit);
+    const out = builders(q.registerIds);
+    if (q.registerIds.length === 0) return [];
+    const rows = await this.select(
+      `SELECT register_id, cast(ts AS long), value, resolution, cast(updated_at AS long) FROM ${this.table}
+       WHERE register_id IN (${placeholders(q.registerIds.length, 3)}) AND ts >= $1 AND ts < $2${await this.hidden(q.registerIds)}${limit ? ` LIMIT ${limit + 1}` : ''}`,
+      [new Date(q.start), new Date(q.end), ...q.registerIds.map(String)],
+    );
     if (limit !== undefined && rows.length > limit) throw new TooManyPoints(limit);
-    const mapped = rows.map((r) => ({ id: Number(r.register_id), ts: r.ts.getTime(), end: r.ts.getTime() + r.resolution * 1000, value: r.value, updated: r.updated_at.getTime() }));
-    return [...byRegister(q.registerIds, mapped)].map(([id, list]) => toSeries(id, list));
+    for (const [id, ts, value, resolution, updated] of rows as [string, number, number, number, number][]) {
+      const b = out.get(Number(id));
+      if (!b) continue;
+      b.timestamps.push(ts / 1000);
+      b.values.push(value);
+      b.resolutions.push(resolution);
+      b.updatedAt.push(updated / 1000);
+    }
+    return built(out);
   }
 
   readJson(q: RangeQuery, maxPoints: number): Promise<Map<number, Buffer>> {
@@ -310,9 +317,10 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
     return this.series(q);
   }
 
-  /** SAMPLE BY per time zone group (day buckets follow each register's local midnight). */
-  private async buckets(q: BucketQuery): Promise<Bucket[]> {
-    const out: Bucket[] = [];
+  /** SAMPLE BY per time zone group (day buckets follow each register's local midnight), asking
+   * only for the aggregates the group needs; grouped by register here (no ORDER BY). */
+  async bucketSeries(q: BucketQuery): Promise<Series[]> {
+    const out = builders(q.registers.map((r) => r.id));
     const day = q.resolutionSeconds === 86400;
     const groups = new Map<string, BucketQuery['registers'][number][]>();
     for (const r of q.registers) {
@@ -321,28 +329,26 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
     }
     for (const [zone, registers] of groups) {
       const align = day && zone !== 'UTC' ? `ALIGN TO CALENDAR TIME ZONE '${zone.replace(/'/g, "''")}'` : 'ALIGN TO CALENDAR';
-      const { rows } = await this.pool.query<{ register_id: string; ts: Date; total: number; mean: number; updated: Date }>(
-        `SELECT register_id, ts, sum(value) AS total, avg(value) AS mean, max(updated_at) AS updated FROM ${this.table}
-         WHERE register_id IN (${placeholders(registers.length, 3)}) AND ts >= $1 AND ts < $2${await this.hidden(registers.map((r) => r.id))} SAMPLE BY ${q.resolutionSeconds}s ${align} ORDER BY register_id, ts`,
+      const summed = new Set(registers.filter((r) => r.aggregate === 'sum').map((r) => r.id));
+      const averaged = summed.size < registers.length;
+      const rows = await this.select(
+        `SELECT register_id, cast(ts AS long), ${summed.size > 0 ? 'total' : 'null'}, ${averaged ? 'mean' : 'null'}, cast(updated AS long) FROM (
+           SELECT register_id, ts${summed.size > 0 ? ', sum(value) AS total' : ''}${averaged ? ', avg(value) AS mean' : ''}, max(updated_at) AS updated FROM ${this.table}
+           WHERE register_id IN (${placeholders(registers.length, 3)}) AND ts >= $1 AND ts < $2${await this.hidden(registers.map((r) => r.id))} SAMPLE BY ${q.resolutionSeconds}s ${align})`,
         [new Date(q.start), new Date(q.end), ...registers.map((r) => String(r.id))],
       );
-      const summed = new Set(registers.filter((r) => r.aggregate === 'sum').map((r) => r.id));
-      for (const r of rows) {
-        const id = Number(r.register_id);
-        const ts = r.ts.getTime();
-        const end = day ? nextLocalMidnight(ts, zone) : ts + q.resolutionSeconds * 1000;
-        out.push({ id, ts, end, value: summed.has(id) ? r.total : r.mean, updated: r.updated.getTime() });
+      for (const [key, micros, total, mean, updated] of rows as [string, number, number, number, number][]) {
+        const id = Number(key);
+        const b = out.get(id);
+        if (!b) continue;
+        const ts = micros / 1000;
+        b.timestamps.push(ts);
+        b.values.push(summed.has(id) ? total : mean);
+        b.resolutions.push(day ? Math.round((nextLocalMidnight(ts, zone) - ts) / 1000) : q.resolutionSeconds);
+        b.updatedAt.push(updated / 1000);
       }
     }
-    return out;
-  }
-
-  async bucketSeries(q: BucketQuery): Promise<Series[]> {
-    const buckets = byRegister(
-      q.registers.map((r) => r.id),
-      await this.buckets(q),
-    );
-    return [...buckets].map(([id, list]) => toSeries(id, list));
+    return built(out);
   }
 
   async bucketsJson(q: BucketQuery): Promise<Map<number, Buffer>> {
