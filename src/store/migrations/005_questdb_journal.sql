@@ -7,7 +7,8 @@
 -- row still here at start (Flex killed mid-request) or after a failed send (QuestDB restarting)
 -- is sent again in full: QuestDB's DEDUP UPSERT KEYS(ts, register_id) make a re-sent row replace
 -- itself, and updated_at comes from the journal, so a replay ends in exactly the batch's rows.
--- `rows` holds the columns packed (src/store/timeseries/questdb/journal.ts), stored uncompressed.
+-- `rows` holds the columns packed (src/store/timeseries/questdb/journal.ts: regular series as start
+-- and step, ~8 bytes a reading), stored without TOAST compression.
 CREATE TABLE timeseries_pending_batches (
   id bigserial PRIMARY KEY,
   created_at timestamptz NOT NULL DEFAULT now(),
