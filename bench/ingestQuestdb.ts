@@ -50,6 +50,8 @@ const server = await startServerProcess({
     QUESTDB_HTTP_URL: httpUrl,
     QUESTDB_PG_URL: pgUrl,
     QUESTDB_TABLE: flexTable,
+    // Not measured here; the default port may be taken on a shared machine.
+    MQTT_ENABLED: 'false',
   },
   cpuProfDir: profileDir,
 });

@@ -34,7 +34,7 @@ const db = await startBenchDatabase();
 const server = await startServerProcess({
   databaseUrl: db.postgres.connectionString,
   dataDir: db.dataDir,
-  env: { TIMESERIES_BACKEND: 'questdb', QUESTDB_HTTP_URL: httpUrl, QUESTDB_PG_URL: pgUrl, QUESTDB_TABLE: flexTable },
+  env: { TIMESERIES_BACKEND: 'questdb', QUESTDB_HTTP_URL: httpUrl, QUESTDB_PG_URL: pgUrl, QUESTDB_TABLE: flexTable, MQTT_ENABLED: 'false' },
 });
 const fleet = await createFleet(server.baseUrl, server.adminToken, { meters: 10, registersPerMeter: 10, permissions: ['Meter.Organization.Read'], measurementType: 1, timeZone: TIME_ZONE });
 const ids = fleet.registers.map((r) => r.id);
