@@ -31,6 +31,14 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const p of [pool, ...pools]) await p?.end();
   await workers.close();
+  if (questdbHttp && questdbPg) {
+    // The QuestDB table of this run (the server may be shared).
+    const { default: pgClient } = await import('pg');
+    const client = new pgClient.Client({ connectionString: questdbPg });
+    await client.connect();
+    await client.query(`DROP TABLE IF EXISTS contract_${process.pid}`);
+    await client.end();
+  }
 });
 
 const MINUTE = 60_000;
