@@ -11,6 +11,8 @@
 //   - corrections: the same 1M posted again (the merge path);
 //   - the server's peak RSS during each POST.
 //   npm run bench:ingest     (RUNS=5, INFLUX_BATCH=10000, INFLUX_CONCURRENCY=2, CPU_PROF=1 to profile)
+// BACKEND=questdb (with QUESTDB_HTTP_URL, QUESTDB_PG_URL): Flex on QuestDB against QuestDB used
+// directly instead (bench/ingestQuestdb.ts).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -27,6 +29,11 @@ import { createFleet } from './support/meterSetup.ts';
 import { ilpBodies, questdbPeer } from './support/questdbPeer.ts';
 import { copyBinary, lineProtocolBatches, monthStart, readingsBody, writeCopyCsv } from './support/readingsData.ts';
 import { ROOT, currentRss, peakRss, resetPeakRss, startBenchDatabase, startServerProcess, type BenchDatabase } from './support/serverProcess.ts';
+
+if (process.env.BACKEND === 'questdb') {
+  await import('./ingestQuestdb.ts');
+  process.exit(0);
+}
 
 const RUNS = Number(process.env.RUNS ?? 5);
 const METERS = Number(process.env.METERS ?? 100);

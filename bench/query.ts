@@ -11,6 +11,8 @@
 // reading, as migration 002 made `readings`; the same embedded server). Requests to all of them
 // alternate one by one, so background load on this shared machine hits all alike.
 //   npm run bench:query     (REQUESTS=40 WARMUP=5 CONCURRENCY=1)
+// BACKEND=questdb (with QUESTDB_HTTP_URL, QUESTDB_PG_URL): Flex on QuestDB against the same
+// SAMPLE BY questions sent to QuestDB directly instead (bench/queryQuestdb.ts).
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { from as copyFrom } from 'pg-copy-streams';
@@ -22,6 +24,11 @@ import { fmt, mapConcurrent, percentile, timedRequest, waitForCpuIdle } from './
 import { createFleet } from './support/meterSetup.ts';
 import { copyBinary, lineProtocolBatches, valueOf } from './support/readingsData.ts';
 import { startBenchDatabase, startServerProcess } from './support/serverProcess.ts';
+
+if (process.env.BACKEND === 'questdb') {
+  await import('./queryQuestdb.ts');
+  process.exit(0);
+}
 
 const REQUESTS = Number(process.env.REQUESTS ?? 40);
 const WARMUP = Number(process.env.WARMUP ?? 5);

@@ -42,6 +42,7 @@ import { meterRoutes } from './meter/meterRoutes.ts';
 import { readingsRoutes } from './meter/readingsRoutes.ts';
 import { VirtualRegisters } from './meter/virtualRegisters.ts';
 import { WorkerPool } from './workerPool.ts';
+import { TimeSeriesUnavailable } from './store/timeseries/types.ts';
 import { createVtn } from './vtn/module.ts';
 import { openAdr31TokenRoute } from './vtn/v31/routes.ts';
 import { consoleRoutes } from './console/consoleRoutes.ts';
@@ -71,6 +72,7 @@ export interface App {
 }
 
 function translateError(err: unknown): HttpError | undefined {
+  if (err instanceof TimeSeriesUnavailable) return new HttpError('service_unavailable', 'The time-series store is unreachable; try again (a batch that was accepted is completed once it is back).');
   const store = classifyPgError(err);
   if (!store) return undefined;
   switch (store.kind) {

@@ -35,6 +35,8 @@ export interface Config {
   questdbPgUrl: string | undefined;
   /** ILP protocol version for QuestDB writes; `auto` asks the server. */
   questdbIlpProtocolVersion: 'auto' | '1' | '2' | '3';
+  questdbTable: string;
+  questdbWriteConnections: number;
   readingsMaxPoints: number;
   queryParts: number;
   clearingIntervalMs: number;
@@ -100,7 +102,9 @@ export const CONFIG_DOCS: ConfigDoc[] = [
   { name: 'TIMESERIES_BACKEND', default: 'postgres', description: 'Where readings live: `postgres` (the same database, nothing extra) or `questdb` (needs QUESTDB_HTTP_URL and QUESTDB_PG_URL).' },
   { name: 'QUESTDB_HTTP_URL', default: '(unset)', description: 'QuestDB HTTP endpoint for ILP writes, e.g. http://localhost:9000.' },
   { name: 'QUESTDB_PG_URL', default: '(unset)', description: 'QuestDB PostgreSQL-wire endpoint for queries, e.g. postgres://admin:quest@localhost:8812/qdb.' },
-  { name: 'QUESTDB_ILP_PROTOCOL_VERSION', default: 'auto', description: 'InfluxDB line protocol version of QuestDB writes: `1` (text; every QuestDB with ILP over HTTP), `2` or `3` (binary encodings of newer releases), or `auto`: the highest the server lists in its /settings, else 1 (QuestDB 7.4 lists none).' },
+  { name: 'QUESTDB_ILP_PROTOCOL_VERSION', default: 'auto', description: 'InfluxDB line protocol version of QuestDB writes: `1` (text; every QuestDB with ILP over HTTP), `2` or `3` (binary encodings of newer releases), or `auto`: the highest the server lists in its /settings, else 1 (QuestDB 7.4 lists none). Flex writes version 1 text, which all of them read (docs/questdb.md).' },
+  { name: 'QUESTDB_TABLE', default: 'readings', description: 'Name of the readings table in QuestDB (created at start); letters, digits and _.' },
+  { name: 'QUESTDB_WRITE_CONNECTIONS', default: '4', description: 'ILP/HTTP requests one POST /api/readings sends to QuestDB at once (its batch goes in chunks of 100,000 readings).' },
   { name: 'QUERY_PARTS', default: 'CPU count, at most 4', description: 'Large reading queries (PostgreSQL backend) fetch their blocks in this many parts, by registers or by days, at once on separate connections; 1 = never split.' },
   { name: 'READINGS_MAX_POINTS', default: '500000', description: 'Most readings one GET /api/readings response may hold (registers × points); more is a 400 asking for a shorter period or a larger resolution.' },
   { name: 'CLEARING_INTERVAL_MS', default: '5000', description: 'How often availability orders past their expiresAt are looked for and cleared (on every instance; each order clears once).' },
@@ -219,6 +223,8 @@ export function loadConfig(env: Env = process.env): Config {
     questdbHttpUrl: r.raw('QUESTDB_HTTP_URL'),
     questdbPgUrl: r.raw('QUESTDB_PG_URL'),
     questdbIlpProtocolVersion: r.oneOf('QUESTDB_ILP_PROTOCOL_VERSION', ['auto', '1', '2', '3'] as const, 'auto'),
+    questdbTable: r.raw('QUESTDB_TABLE') ?? 'readings',
+    questdbWriteConnections: r.int('QUESTDB_WRITE_CONNECTIONS', 4, 1, 64),
     readingsMaxPoints: r.int('READINGS_MAX_POINTS', 500_000, 1, 50_000_000),
     queryParts: r.int('QUERY_PARTS', Math.min(4, availableParallelism()), 1, 64),
     clearingIntervalMs: r.int('CLEARING_INTERVAL_MS', 5000, 100, 3_600_000),
@@ -248,6 +254,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (config.timeseriesBackend === 'questdb' && (!config.questdbHttpUrl || !config.questdbPgUrl)) {
     r.problems.push('TIMESERIES_BACKEND=questdb needs QUESTDB_HTTP_URL and QUESTDB_PG_URL');
   }
+  if (!/^[A-Za-z_][A-Za-z0-9_]{0,126}$/.test(config.questdbTable)) r.problems.push('QUESTDB_TABLE must be letters, digits and _ (not starting with a digit)');
   if (config.vtnWebhookBackoffCapMs < config.vtnWebhookBackoffBaseMs) r.problems.push('VTN_WEBHOOK_BACKOFF_CAP_MS must not be below VTN_WEBHOOK_BACKOFF_BASE_MS');
   if (!/^(\/[A-Za-z0-9._~-]+)+$/.test(config.vtn31BasePath) || config.vtn31BasePath === '/api/openadr/v1') r.problems.push('VTN31_BASE_PATH must be a path like /api/openadr/3.1.0 (not the v1 path)');
   if (config.mqttUrl !== undefined && !/^mqtts?:\/\//.test(config.mqttUrl)) r.problems.push('MQTT_URL must start with mqtt:// or mqtts://');

@@ -5,6 +5,7 @@ import { availableParallelism } from 'node:os';
 import type { TransferListItem } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type aggregateTask from '../workers/readings/aggregateTask.ts';
+import type ilpTask from '../workers/readings/ilpTask.ts';
 import type readingsTask from '../workers/readings/task.ts';
 import type virtualTask from '../workers/virtual/task.ts';
 
@@ -13,6 +14,7 @@ import type virtualTask from '../workers/virtual/task.ts';
 interface WorkerTasks {
   'readings/task': typeof readingsTask;
   'readings/aggregateTask': typeof aggregateTask;
+  'readings/ilpTask': typeof ilpTask;
   'virtual/task': typeof virtualTask;
 }
 export type WorkerTaskFile = keyof WorkerTasks;

@@ -31,6 +31,14 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const p of [pool, ...pools]) await p?.end();
   await workers.close();
+  if (questdbHttp && questdbPg) {
+    // The QuestDB table of this run (the server may be shared).
+    const { default: pgClient } = await import('pg');
+    const client = new pgClient.Client({ connectionString: questdbPg });
+    await client.connect();
+    await client.query(`DROP TABLE IF EXISTS contract_${process.pid}`);
+    await client.end();
+  }
 });
 
 const MINUTE = 60_000;
@@ -193,6 +201,8 @@ contract('postgres', async () => {
 describe.skipIf(!questdbHttp || !questdbPg)('QuestDB (set QUESTDB_HTTP_URL and QUESTDB_PG_URL to run; no QuestDB server here)', () => {
   contract('questdb', async () => {
     const { QuestDbTimeSeriesStore } = await import('../../src/store/timeseries/questdb/store.ts');
-    return QuestDbTimeSeriesStore.connect({ httpUrl: questdbHttp!, pgUrl: questdbPg! }, workers, log);
+    const own = createPool(await createTestDatabase(), 4, log);
+    pools.push(own);
+    return QuestDbTimeSeriesStore.connect({ httpUrl: questdbHttp!, pgUrl: questdbPg!, table: `contract_${process.pid}` }, { pool: own, workers, log });
   });
 });

@@ -15,17 +15,23 @@ export interface TimeSeriesConfig {
   questdbPgUrl?: string;
   /** QUESTDB_ILP_PROTOCOL_VERSION: `auto` (default), 1, 2 or 3. */
   questdbIlpProtocolVersion?: IlpProtocolSetting;
+  /** QUESTDB_TABLE: the readings table in QuestDB. */
+  questdbTable?: string;
+  /** QUESTDB_WRITE_CONNECTIONS: ILP requests in flight per batch. */
+  questdbWriteConnections?: number;
   /** How many parts a large PostgreSQL read is fetched in (QUERY_PARTS). */
   queryParts?: number;
 }
 
 /** The store's part of the platform configuration. */
-export function timeSeriesConfig(config: Pick<Config, 'timeseriesBackend' | 'questdbHttpUrl' | 'questdbPgUrl' | 'questdbIlpProtocolVersion' | 'queryParts'>): TimeSeriesConfig {
+export function timeSeriesConfig(config: Pick<Config, 'timeseriesBackend' | 'questdbHttpUrl' | 'questdbPgUrl' | 'questdbIlpProtocolVersion' | 'questdbTable' | 'questdbWriteConnections' | 'queryParts'>): TimeSeriesConfig {
   return {
     backend: config.timeseriesBackend,
     questdbHttpUrl: config.questdbHttpUrl,
     questdbPgUrl: config.questdbPgUrl,
     questdbIlpProtocolVersion: config.questdbIlpProtocolVersion,
+    questdbTable: config.questdbTable,
+    questdbWriteConnections: config.questdbWriteConnections,
     queryParts: config.queryParts,
   };
 }
@@ -41,9 +47,14 @@ export async function createTimeSeriesStore(config: TimeSeriesConfig, deps: Time
   if (config.backend === 'questdb') {
     const { QuestDbTimeSeriesStore } = await import('./questdb/store.ts');
     return QuestDbTimeSeriesStore.connect(
-      { httpUrl: config.questdbHttpUrl!, pgUrl: config.questdbPgUrl!, ilpProtocolVersion: config.questdbIlpProtocolVersion },
-      deps.workers,
-      deps.log,
+      {
+        httpUrl: config.questdbHttpUrl!,
+        pgUrl: config.questdbPgUrl!,
+        ilpProtocolVersion: config.questdbIlpProtocolVersion,
+        table: config.questdbTable,
+        connections: config.questdbWriteConnections,
+      },
+      deps,
     );
   }
   await convertRows(deps.pool, deps.log);

@@ -90,6 +90,10 @@ export class TooManyPoints extends Error {
   }
 }
 
+/** The backend could not be reached (or kept failing) in time; a write that throws this was
+ * not acknowledged, and is completed later if it was accepted (QuestDB: the pending-batch journal). */
+export class TimeSeriesUnavailable extends Error {}
+
 export interface TimeSeriesStore {
   readonly backend: 'postgres' | 'questdb';
   /** Stores the readings atomically: all rows or none. A stored (register, timestamp) is replaced

@@ -1,92 +1,176 @@
-// The QuestDB time-series store (TIMESERIES_BACKEND=questdb): writes with InfluxDB line protocol
-// over HTTP (@questdb/nodejs-client, ilpSender.ts), reads over the PostgreSQL wire protocol
-// (`pg`) with SAMPLE BY for buckets; JSON by ../readingJson.ts.
+// The QuestDB time-series store (TIMESERIES_BACKEND=questdb): writes InfluxDB line protocol over
+// HTTP, reads over the PostgreSQL wire protocol (`pg`) with SAMPLE BY for buckets; JSON by
+// ../readingJson.ts. docs/questdb.md has the design, its guarantees and what they cost.
 //
-// - Table `readings` (created at connect): register_id SYMBOL, value DOUBLE, resolution INT,
-//   updated_at TIMESTAMP, designated timestamp ts, PARTITION BY MONTH, WAL, with
-//   DEDUP UPSERT KEYS(ts, register_id) so re-sent readings replace the stored ones.
-// - A body is parsed and validated by the worker pool and its series resolved before anything
-//   is sent; the batch then goes in one HTTP request (auto-flush off), which QuestDB commits as
-//   one transaction: all rows or none.
-// - WAL tables apply commits asynchronously: a read right after a write can miss it for a
-//   moment (measured 200–470 ms for 1M rows on QuestDB 7.4).
-// test/integration/timeseriesContract.test.ts runs the store contract against a real QuestDB
-// when QUESTDB_HTTP_URL and QUESTDB_PG_URL are set.
-import { Sender } from '@questdb/nodejs-client';
+// - The table (QUESTDB_TABLE, default `readings`, created at connect): register_id SYMBOL,
+//   value DOUBLE, resolution INT, updated_at TIMESTAMP, designated timestamp ts, PARTITION BY
+//   MONTH, WAL, DEDUP UPSERT KEYS(ts, register_id): a re-sent reading replaces the stored one.
+// - Write: the worker pool parses and validates the whole body and the resolver gives its
+//   register ids before anything is sent. The batch is recorded in the pending-batch journal
+//   (PostgreSQL, journal.ts), cut into chunks the workers encode as ILP (workers/readings/ilp.ts),
+//   and the chunks go over several HTTP connections at once (ilpHttp.ts). Once all are
+//   acknowledged, write() waits until QuestDB has applied the table's WAL up to the last
+//   transaction (read-your-writes), then clears the journal entry and returns.
+// - All or nothing: a batch is in the journal before its first chunk is sent, and leaves it
+//   only when all of it is applied; a batch left there (Flex killed, QuestDB down past the retry
+//   time) is sent again in full at start and every minute. Re-sending is idempotent.
+// - Delete: a tombstone in PostgreSQL; reads leave out a tombstoned register's rows written
+//   before it. The table is never rewritten, so concurrent writes are never lost.
+// test/integration/timeseriesContract.test.ts and readingsBackends.test.ts run against a real
+// QuestDB when QUESTDB_HTTP_URL and QUESTDB_PG_URL are set.
+import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import type { Logger } from 'pino';
+import type { Pool } from '../../database.ts';
 import type { WorkerPool } from '../../../workerPool.ts';
 import { nextLocalMidnight } from '../../../../workers/virtual/time.ts';
+import type { IlpChunk } from '../../../../workers/readings/ilp.ts';
 import { bodyBytes, parseBody, parsedRows, refused } from '../parseBody.ts';
 import { seriesJsonById } from '../readingJson.ts';
-import { TooManyPoints, type BucketQuery, type ChangeQuery, type RangeQuery, type ReadingRows, type ReadingsInput, type Series, type TimeSeriesStore, type WriteOutcome } from '../types.ts';
-import { ilpProtocolVersion, senderConfig, type IlpProtocolSetting } from './ilpSender.ts';
+import { TimeSeriesUnavailable, TooManyPoints, type BucketQuery, type ChangeQuery, type RangeQuery, type ReadingRows, type ReadingsInput, type Series, type TimeSeriesStore, type WriteOutcome } from '../types.ts';
+import { IlpHttp } from './ilpHttp.ts';
+import { ilpProtocolVersion, type IlpProtocolSetting } from './ilpSender.ts';
+import { BatchJournal, Tombstones } from './journal.ts';
 
-const CREATE_TABLE = `CREATE TABLE IF NOT EXISTS readings (
+const createTable = (table: string) => `CREATE TABLE IF NOT EXISTS ${table} (
   register_id SYMBOL CAPACITY 100000 INDEX, value DOUBLE, resolution INT, updated_at TIMESTAMP, ts TIMESTAMP
 ) TIMESTAMP(ts) PARTITION BY MONTH WAL DEDUP UPSERT KEYS(ts, register_id)`;
+/** Rows per ILP chunk (one HTTP request, one QuestDB transaction; ~10 MB of text). */
+const CHUNK_ROWS = 100_000;
+/** How long write() waits for QuestDB to apply a batch it acknowledged. */
+const APPLY_TIMEOUT_MS = 60_000;
+/** Pending batches older than this are re-sent by the periodic replay (younger ones may be in flight). */
+const REPLAY_AFTER_MS = 60_000;
 /** Change probes run at once (the PG-wire pool's size). */
 const PROBE_CONCURRENCY = 8;
 
-interface Row {
-  register_id: string;
-  ts: Date;
-  value: number;
-  resolution: number;
-  updated_at: Date;
+/** Rows of a read: int8 (QuestDB `long`) as a JavaScript number, each row an array. */
+const INT8_AS_NUMBER = { getTypeParser: (oid: number, format?: string) => (oid === 20 ? Number : (pg.types.getTypeParser as (o: number, f?: string) => (v: string) => unknown)(oid, format)) };
+
+/** Columns of one register's answer, filled row by row. */
+class SeriesBuilder {
+  timestamps: number[] = [];
+  values: number[] = [];
+  resolutions: number[] = [];
+  updatedAt: number[] = [];
+
+  series(registerId: number): Series {
+    const order = this.timestamps.every((t, i) => i === 0 || this.timestamps[i - 1]! < t) ? undefined : this.timestamps.map((_, i) => i).sort((x, y) => this.timestamps[x]! - this.timestamps[y]!);
+    const pick = <T>(xs: T[]) => (order ? order.map((i) => xs[i]!) : xs);
+    return {
+      registerId,
+      timestamps: Float64Array.from(pick(this.timestamps)),
+      values: Float64Array.from(pick(this.values)),
+      resolutions: Int32Array.from(pick(this.resolutions)),
+      updatedAt: Float64Array.from(pick(this.updatedAt)),
+    };
+  }
 }
 
-interface Bucket {
-  id: number;
-  ts: number;
-  end: number;
-  value: number;
-  updated: number;
-}
+/** One builder per register asked, in that order. */
+const builders = (ids: readonly number[]) => new Map(ids.map((id) => [id, new SeriesBuilder()]));
+const built = (map: Map<number, SeriesBuilder>) => [...map].map(([id, b]) => b.series(id));
 
 export interface QuestDbOptions {
   httpUrl: string;
   pgUrl: string;
   ilpProtocolVersion?: IlpProtocolSetting;
+  /** QUESTDB_TABLE (default `readings`). */
+  table?: string;
+  /** QUESTDB_WRITE_CONNECTIONS: ILP requests in flight per batch (default 4). */
+  connections?: number;
+  /** QUESTDB_WRITE_RETRY_MS: how long a chunk is re-sent while QuestDB is unreachable (default 30 s). */
+  retryMs?: number;
+  chunkRows?: number;
 }
+
+export interface QuestDbDeps {
+  /** The platform's PostgreSQL: the pending-batch journal and the tombstones. */
+  pool: Pool;
+  workers: WorkerPool;
+  log: Logger;
+}
+
+export const TABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,126}$/;
 
 /** `$from`, `$from+1`, … for a list of query parameters. */
 const placeholders = (n: number, from: number) => Array.from({ length: n }, (_, i) => `$${i + from}`).join(', ');
 
-function toSeries(id: number, rows: readonly { ts: number; end: number; value: number; updated: number }[]): Series {
-  return {
-    registerId: id,
-    timestamps: Float64Array.from(rows, (r) => r.ts),
-    values: Float64Array.from(rows, (r) => r.value),
-    resolutions: Int32Array.from(rows, (r) => Math.round((r.end - r.ts) / 1000)),
-    updatedAt: Float64Array.from(rows, (r) => r.updated),
-  };
-}
-
-function byRegister<T extends { id: number }>(order: readonly number[], items: readonly T[]): Map<number, T[]> {
-  const out = new Map<number, T[]>(order.map((id) => [id, []]));
-  for (const item of items) out.get(item.id)?.push(item);
-  return out;
+/** The batch cut into chunks of at most `size` rows (a series may span chunks), columns copied. */
+export function chunksOf(rows: ReadingRows, size: number, table: string, updatedAtMs: number): IlpChunk[] {
+  const chunks: IlpChunk[] = [];
+  const n = rows.timestamps.length;
+  let s = 0;
+  for (let from = 0; from < n; from += size) {
+    const to = Math.min(n, from + size);
+    while (rows.offsets[s + 1]! <= from) s += 1;
+    const ids: number[] = [];
+    const offsets: number[] = [];
+    for (let k = s; k < rows.registerIds.length && rows.offsets[k]! < to; k += 1) {
+      if (rows.offsets[k + 1]! <= from) continue;
+      ids.push(rows.registerIds[k]!);
+      offsets.push(Math.max(rows.offsets[k]!, from) - from);
+    }
+    offsets.push(to - from);
+    chunks.push({
+      table,
+      registerIds: ids,
+      offsets: Int32Array.from(offsets),
+      timestamps: rows.timestamps.slice(from, to),
+      values: rows.values.slice(from, to),
+      resolutions: rows.resolutions.slice(from, to),
+      updatedAtMs,
+    });
+  }
+  return chunks;
 }
 
 export class QuestDbTimeSeriesStore implements TimeSeriesStore {
   readonly backend = 'questdb' as const;
+  private readonly journal: BatchJournal;
+  private readonly tombstones: Tombstones;
+  /** Journal ids being written by this process (the periodic replay leaves them alone). */
+  private readonly inFlight = new Set<number>();
+  private replaying: Promise<void> | undefined;
+  private replayTimer: NodeJS.Timeout | undefined;
 
   private constructor(
-    private readonly sender: string,
+    private readonly table: string,
+    private readonly http: IlpHttp,
     private readonly pool: pg.Pool,
-    private readonly workers: WorkerPool,
-    private readonly log: Logger,
-  ) {}
+    deps: QuestDbDeps,
+    private readonly chunkRows: number,
+    private readonly connections: number,
+  ) {
+    this.workers = deps.workers;
+    this.log = deps.log;
+    this.journal = new BatchJournal(deps.pool);
+    this.tombstones = new Tombstones(deps.pool);
+  }
+  private readonly workers: WorkerPool;
+  private readonly log: Logger;
 
-  static async connect(options: QuestDbOptions, workers: WorkerPool, log: Logger): Promise<QuestDbTimeSeriesStore> {
+  static async connect(options: QuestDbOptions, deps: QuestDbDeps): Promise<QuestDbTimeSeriesStore> {
+    const table = options.table ?? 'readings';
+    if (!TABLE_NAME.test(table)) throw new Error(`QUESTDB_TABLE ${JSON.stringify(table)}: letters, digits and _ only, not starting with a digit`);
     const pool = new pg.Pool({ connectionString: options.pgUrl, max: PROBE_CONCURRENCY });
-    pool.on('error', (err) => log.warn({ err: err.message }, 'idle QuestDB connection failed'));
+    pool.on('error', (err) => deps.log.warn({ err: err.message }, 'idle QuestDB connection failed'));
+    const connections = Math.max(1, options.connections ?? 4);
+    const http = new IlpHttp({ url: options.httpUrl, connections, retryMs: options.retryMs ?? 30_000 });
     try {
-      await pool.query(CREATE_TABLE);
-      const version = await ilpProtocolVersion(options.httpUrl, options.ilpProtocolVersion ?? 'auto', log);
-      return new QuestDbTimeSeriesStore(senderConfig(options.httpUrl, version), pool, workers, log);
+      await pool.query(createTable(table));
+      // Our encoder writes version 1 (text), which every QuestDB with ILP over HTTP reads; the
+      // server's version is still settled (and logged) as configured.
+      const version = await ilpProtocolVersion(options.httpUrl, options.ilpProtocolVersion ?? 'auto', deps.log);
+      deps.log.debug({ version }, 'QuestDB ILP protocol version');
+      const store = new QuestDbTimeSeriesStore(table, http, pool, deps, options.chunkRows ?? CHUNK_ROWS, connections);
+      await store.tombstones.load();
+      await store.replayPending(0);
+      store.replayTimer = setInterval(() => void store.replayPending(REPLAY_AFTER_MS).catch((err: unknown) => deps.log.warn({ err: (err as Error).message }, 'replaying pending QuestDB batches failed')), REPLAY_AFTER_MS);
+      store.replayTimer.unref();
+      return store;
     } catch (err) {
+      http.close();
       await pool.end().catch(() => undefined);
       throw err;
     }
@@ -94,54 +178,135 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
 
   async write(input: ReadingsInput): Promise<WriteOutcome> {
     const updatedAtMs = input.updatedAtMs ?? Date.now();
+    const t0 = performance.now();
+    let rows: ReadingRows;
     if ('rows' in input) {
-      await this.send(input.rows, updatedAtMs);
-      return { ok: true, readings: input.rows.timestamps.length };
+      rows = input.rows;
+    } else {
+      const parsed = await parseBody(this.workers, bodyBytes(input.body), { encoding: 'none', updatedAtMs });
+      if (!parsed.ok) return refused(parsed);
+      rows = parsedRows(parsed, await input.resolve(parsed.series));
     }
-    const parsed = await parseBody(this.workers, bodyBytes(input.body), { encoding: 'none', updatedAtMs });
-    if (!parsed.ok) return refused(parsed);
-    const registerIds = await input.resolve(parsed.series);
-    await this.send(parsedRows(parsed, registerIds), updatedAtMs);
-    return { ok: true, readings: parsed.timestamps.length };
-  }
-
-  private async send(rows: ReadingRows, updatedAtMs: number): Promise<void> {
-    if (rows.timestamps.length === 0) return;
-    const sender = await Sender.fromConfig(this.sender);
+    const readings = rows.timestamps.length;
+    if (readings === 0) return { ok: true, readings };
+    const t1 = performance.now();
+    // The journal entry is written while the workers encode; no chunk is sent before it commits.
+    const journaled = this.journal.record(rows, updatedAtMs).then((id) => {
+      this.inFlight.add(id);
+      return id;
+    });
+    let id: number | undefined;
     try {
-      for (let s = 0; s < rows.registerIds.length; s += 1) {
-        const id = String(rows.registerIds[s]);
-        for (let i = rows.offsets[s]!; i < rows.offsets[s + 1]!; i += 1) {
-          await sender
-            .table('readings')
-            .symbol('register_id', id)
-            .floatColumn('value', rows.values[i]!)
-            .intColumn('resolution', rows.resolutions[i]!)
-            .timestampColumn('updated_at', updatedAtMs, 'ms')
-            .at(rows.timestamps[i]!, 'ms');
-        }
-      }
-      await sender.flush();
+      const sent = await this.send(rows, updatedAtMs, journaled);
+      id = await journaled;
+      await this.journal.done(id);
+      this.log.debug({ readings, parseMs: t1 - t0, ...sent, totalMs: performance.now() - t0 }, 'QuestDB batch written');
     } finally {
-      await sender.close().catch((err: unknown) => this.log.warn({ err }, 'closing the QuestDB sender failed'));
+      // A batch that failed stays journaled: the periodic replay completes it.
+      id ??= await journaled.catch(() => undefined);
+      if (id !== undefined) this.inFlight.delete(id);
+    }
+    return { ok: true, readings };
+  }
+
+  /** Encodes the chunks in the workers and sends them, `connections` at a time, then waits until
+   * QuestDB has applied them. */
+  private async send(rows: ReadingRows, updatedAtMs: number, journaled: Promise<unknown>): Promise<{ journalMs: number; sendMs: number; applyMs: number }> {
+    const t0 = performance.now();
+    let journalMs = 0;
+    const recorded = journaled.then(() => (journalMs = performance.now() - t0));
+    recorded.catch(() => undefined);
+    const chunks = chunksOf(rows, this.chunkRows, this.table, updatedAtMs);
+    let next = 0;
+    const lane = async () => {
+      for (let i = next++; i < chunks.length; i = next++) {
+        const chunk = chunks[i]!;
+        chunks[i] = undefined as never;
+        const transfers = [chunk.offsets.buffer, chunk.timestamps.buffer, chunk.values.buffer, chunk.resolutions.buffer];
+        const bytes = await this.workers.run('readings/ilpTask', chunk, transfers);
+        await recorded;
+        await this.http.send(bytes);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.connections, chunks.length) }, lane));
+    const t1 = performance.now();
+    await this.waitApplied();
+    return { journalMs, sendMs: t1 - t0, applyMs: performance.now() - t1 };
+  }
+
+  /** Read-your-writes: QuestDB applies WAL transactions asynchronously. Waits until the table's
+   * writer has applied every transaction the sequencer had after our chunks were acknowledged. */
+  private async waitApplied(): Promise<void> {
+    const state = async () => {
+      const { rows } = await this.pool.query<{ writerTxn: string; sequencerTxn: string; suspended: boolean }>(
+        `SELECT writerTxn, sequencerTxn, suspended FROM wal_tables() WHERE name = '${this.table}'`,
+      );
+      const row = rows[0];
+      if (!row) throw new TimeSeriesUnavailable(`QuestDB table ${this.table} is not listed in wal_tables()`);
+      return { writer: Number(row.writerTxn), sequencer: Number(row.sequencerTxn), suspended: row.suspended };
+    };
+    const start = Date.now();
+    const first = await state();
+    let current = first;
+    for (let pause = 1; current.writer < first.sequencer; pause = Math.min(pause * 2, 50)) {
+      if (current.suspended) throw new TimeSeriesUnavailable(`QuestDB suspended the WAL of table ${this.table}`);
+      if (Date.now() - start > APPLY_TIMEOUT_MS) throw new TimeSeriesUnavailable(`QuestDB did not apply table ${this.table} within ${APPLY_TIMEOUT_MS} ms`);
+      await new Promise((r) => setTimeout(r, pause));
+      current = await state();
     }
   }
 
-  private async rows(q: RangeQuery, limit?: number): Promise<Row[]> {
+  /** Sends again, in full, every journaled batch older than `olderThanMs` not in flight here. */
+  replayPending(olderThanMs: number): Promise<void> {
+    this.replaying ??= (async () => {
+      try {
+        for (const id of await this.journal.pendingIds(olderThanMs)) {
+          if (this.inFlight.has(id)) continue;
+          const batch = await this.journal.load(id);
+          if (!batch) continue;
+          this.inFlight.add(id);
+          try {
+            this.log.info({ batch: id, readings: batch.rows.timestamps.length }, 'sending a pending QuestDB batch again');
+            await this.send(batch.rows, batch.updatedAtMs, Promise.resolve());
+            await this.journal.done(id);
+          } finally {
+            this.inFlight.delete(id);
+          }
+        }
+      } finally {
+        this.replaying = undefined;
+      }
+    })();
+    return this.replaying;
+  }
+
+  /** A read over the PostgreSQL wire, rows as arrays (measured: parsing row objects with Date
+   * timestamps doubled the time of a one-register-year answer; docs/questdb.md). */
+  private async select(text: string, values: unknown[]): Promise<unknown[][]> {
+    const { rows } = await this.pool.query({ text, values, rowMode: 'array', types: INT8_AS_NUMBER });
+    return rows as unknown[][];
+  }
+
+  /** Readings as stored. Timestamps travel as microseconds (long), not text. No ORDER BY: rows
+   * come in time order and are grouped by register here. */
+  private async series(q: RangeQuery, limit?: number): Promise<Series[]> {
+    const out = builders(q.registerIds);
     if (q.registerIds.length === 0) return [];
-    const { rows } = await this.pool.query<Row>(
-      `SELECT register_id, ts, value, resolution, updated_at FROM readings WHERE register_id IN (${placeholders(q.registerIds.length, 3)}) AND ts >= $1 AND ts < $2
-       ORDER BY register_id, ts${limit ? ` LIMIT ${limit + 1}` : ''}`,
+    const rows = await this.select(
+      `SELECT register_id, cast(ts AS long), value, resolution, cast(updated_at AS long) FROM ${this.table}
+       WHERE register_id IN (${placeholders(q.registerIds.length, 3)}) AND ts >= $1 AND ts < $2${await this.hidden(q.registerIds)}${limit ? ` LIMIT ${limit + 1}` : ''}`,
       [new Date(q.start), new Date(q.end), ...q.registerIds.map(String)],
     );
-    return rows;
-  }
-
-  private async series(q: RangeQuery, limit?: number): Promise<Series[]> {
-    const rows = await this.rows(q, limit);
     if (limit !== undefined && rows.length > limit) throw new TooManyPoints(limit);
-    const mapped = rows.map((r) => ({ id: Number(r.register_id), ts: r.ts.getTime(), end: r.ts.getTime() + r.resolution * 1000, value: r.value, updated: r.updated_at.getTime() }));
-    return [...byRegister(q.registerIds, mapped)].map(([id, list]) => toSeries(id, list));
+    for (const [id, ts, value, resolution, updated] of rows as [string, number, number, number, number][]) {
+      const b = out.get(Number(id));
+      if (!b) continue;
+      b.timestamps.push(ts / 1000);
+      b.values.push(value);
+      b.resolutions.push(resolution);
+      b.updatedAt.push(updated / 1000);
+    }
+    return built(out);
   }
 
   readJson(q: RangeQuery, maxPoints: number): Promise<Map<number, Buffer>> {
@@ -152,9 +317,10 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
     return this.series(q);
   }
 
-  /** SAMPLE BY per time zone group (day buckets follow each register's local midnight). */
-  private async buckets(q: BucketQuery): Promise<Bucket[]> {
-    const out: Bucket[] = [];
+  /** SAMPLE BY per time zone group (day buckets follow each register's local midnight), asking
+   * only for the aggregates the group needs; grouped by register here (no ORDER BY). */
+  async bucketSeries(q: BucketQuery): Promise<Series[]> {
+    const out = builders(q.registers.map((r) => r.id));
     const day = q.resolutionSeconds === 86400;
     const groups = new Map<string, BucketQuery['registers'][number][]>();
     for (const r of q.registers) {
@@ -163,28 +329,26 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
     }
     for (const [zone, registers] of groups) {
       const align = day && zone !== 'UTC' ? `ALIGN TO CALENDAR TIME ZONE '${zone.replace(/'/g, "''")}'` : 'ALIGN TO CALENDAR';
-      const { rows } = await this.pool.query<{ register_id: string; ts: Date; total: number; mean: number; updated: Date }>(
-        `SELECT register_id, ts, sum(value) AS total, avg(value) AS mean, max(updated_at) AS updated FROM readings
-         WHERE register_id IN (${placeholders(registers.length, 3)}) AND ts >= $1 AND ts < $2 SAMPLE BY ${q.resolutionSeconds}s ${align} ORDER BY register_id, ts`,
+      const summed = new Set(registers.filter((r) => r.aggregate === 'sum').map((r) => r.id));
+      const averaged = summed.size < registers.length;
+      const rows = await this.select(
+        `SELECT register_id, cast(ts AS long), ${summed.size > 0 ? 'total' : 'null'}, ${averaged ? 'mean' : 'null'}, cast(updated AS long) FROM (
+           SELECT register_id, ts${summed.size > 0 ? ', sum(value) AS total' : ''}${averaged ? ', avg(value) AS mean' : ''}, max(updated_at) AS updated FROM ${this.table}
+           WHERE register_id IN (${placeholders(registers.length, 3)}) AND ts >= $1 AND ts < $2${await this.hidden(registers.map((r) => r.id))} SAMPLE BY ${q.resolutionSeconds}s ${align})`,
         [new Date(q.start), new Date(q.end), ...registers.map((r) => String(r.id))],
       );
-      const summed = new Set(registers.filter((r) => r.aggregate === 'sum').map((r) => r.id));
-      for (const r of rows) {
-        const id = Number(r.register_id);
-        const ts = r.ts.getTime();
-        const end = day ? nextLocalMidnight(ts, zone) : ts + q.resolutionSeconds * 1000;
-        out.push({ id, ts, end, value: summed.has(id) ? r.total : r.mean, updated: r.updated.getTime() });
+      for (const [key, micros, total, mean, updated] of rows as [string, number, number, number, number][]) {
+        const id = Number(key);
+        const b = out.get(id);
+        if (!b) continue;
+        const ts = micros / 1000;
+        b.timestamps.push(ts);
+        b.values.push(summed.has(id) ? total : mean);
+        b.resolutions.push(day ? Math.round((nextLocalMidnight(ts, zone) - ts) / 1000) : q.resolutionSeconds);
+        b.updatedAt.push(updated / 1000);
       }
     }
-    return out;
-  }
-
-  async bucketSeries(q: BucketQuery): Promise<Series[]> {
-    const buckets = byRegister(
-      q.registers.map((r) => r.id),
-      await this.buckets(q),
-    );
-    return [...buckets].map(([id, list]) => toSeries(id, list));
+    return built(out);
   }
 
   async bucketsJson(q: BucketQuery): Promise<Map<number, Buffer>> {
@@ -200,7 +364,7 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
         const q = queries[i]!;
         if (q.registerIds.length === 0) continue;
         const { rows } = await this.pool.query(
-          `SELECT ts FROM readings WHERE register_id IN (${placeholders(q.registerIds.length, 4)}) AND ts >= $1 AND ts < $2 AND updated_at > $3 LIMIT 1`,
+          `SELECT ts FROM ${this.table} WHERE register_id IN (${placeholders(q.registerIds.length, 4)}) AND ts >= $1 AND ts < $2 AND updated_at > $3${await this.hidden(q.registerIds)} LIMIT 1`,
           [new Date(q.start), new Date(q.end), new Date(q.since), ...q.registerIds.map(String)],
         );
         out[i] = rows.length > 0;
@@ -211,19 +375,30 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
   }
 
   async hasReadings(registerId: number): Promise<boolean> {
-    const { rows } = await this.pool.query('SELECT ts FROM readings WHERE register_id = $1 LIMIT 1', [String(registerId)]);
+    const { rows } = await this.pool.query(`SELECT ts FROM ${this.table} WHERE register_id = $1${await this.hidden([registerId])} LIMIT 1`, [String(registerId)]);
     return rows.length > 0;
   }
 
-  /** QuestDB has no row DELETE: the register's rows are dropped by rewriting the table without them. */
+  /** The condition that leaves out the rows of tombstoned registers among `ids` ('' when none
+   * is, as nearly always: a deleted register is not asked for). Register ids are never reused and
+   * a deleted register takes no more writes, so all its rows go. The literals are numbers. */
+  private async hidden(ids: readonly number[]): Promise<string> {
+    const tombstones = await this.tombstones.all();
+    if (tombstones.size === 0) return '';
+    const gone = [...new Set(ids)].filter((id) => tombstones.has(id));
+    return gone.length === 0 ? '' : ` AND register_id NOT IN (${gone.map((id) => `'${Number(id)}'`).join(', ')})`;
+  }
+
+  /** QuestDB has no row DELETE, and rewriting the table would lose rows written meanwhile: the
+   * register gets a tombstone and reads leave its rows out (docs/questdb.md). */
   async deleteRegister(registerId: number): Promise<void> {
-    const id = String(registerId);
-    await this.pool.query(`CREATE TABLE readings_keep AS (SELECT * FROM readings WHERE register_id != $1) TIMESTAMP(ts) PARTITION BY MONTH WAL DEDUP UPSERT KEYS(ts, register_id)`, [id]);
-    await this.pool.query('DROP TABLE readings');
-    await this.pool.query('RENAME TABLE readings_keep TO readings');
+    await this.tombstones.add(registerId, Date.now());
   }
 
   async close(): Promise<void> {
+    clearInterval(this.replayTimer);
+    await this.replaying?.catch(() => undefined);
+    this.http.close();
     await this.pool.end();
   }
 }

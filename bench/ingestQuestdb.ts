@@ -1,0 +1,151 @@
+// Ingest benchmark, QuestDB mode (BACKEND=questdb, issue 11): Flex running on QuestDB
+// (TIMESERIES_BACKEND=questdb) against QuestDB used directly, in the same run, on the same server:
+//   - Flex: one POST /api/readings of 1,000 registers × 1,000 readings (1M), timed from the first
+//     byte sent to the 204 — which Flex sends only once QuestDB has applied the batch, so the
+//     204 is "readable"; then the same body again (corrections: every reading replaced);
+//   - QuestDB direct (bench/support/questdbPeer.ts): the same 1M points as ILP over HTTP in 10
+//     bodies posted in parallel, timed until QuestDB has applied them (wal_tables());
+//   - the server's peak RSS during each POST.
+// Each run writes fresh months (both sides), tables are the bench's own and dropped at the end.
+//   QUESTDB_HTTP_URL=http://127.0.0.1:9000 QUESTDB_PG_URL=postgres://admin:quest@127.0.0.1:8812/qdb \
+//     BACKEND=questdb npm run bench:ingest     (RUNS=5, PEER_BODIES=10, CPU_PROF=1 to profile)
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { busyMs, hotFunctions, readProfiles } from './support/cpuProfile.ts';
+import { writeResults } from './support/load.ts';
+import { fmt, median, mib, pct, spread, timedRequest } from './support/measure.ts';
+import { createFleet } from './support/meterSetup.ts';
+import { ilpBodies, questdbPeer } from './support/questdbPeer.ts';
+import { monthStart, readingsBody } from './support/readingsData.ts';
+import { ROOT, currentRss, peakRss, resetPeakRss, startBenchDatabase, startServerProcess } from './support/serverProcess.ts';
+
+const RUNS = Number(process.env.RUNS ?? 5);
+const METERS = Number(process.env.METERS ?? 100);
+const REGISTERS_PER_METER = Number(process.env.REGISTERS_PER_METER ?? 10);
+const READINGS = Number(process.env.READINGS ?? 1000);
+const PEER_BODIES = Number(process.env.PEER_BODIES ?? 10);
+const CPU_PROF = process.env.CPU_PROF === '1';
+const TOTAL = METERS * REGISTERS_PER_METER * READINGS;
+const httpUrl = process.env.QUESTDB_HTTP_URL;
+const pgUrl = process.env.QUESTDB_PG_URL;
+if (!httpUrl || !pgUrl) {
+  console.log('BACKEND=questdb needs QUESTDB_HTTP_URL and QUESTDB_PG_URL (a running QuestDB); nothing measured.');
+  process.exit(0);
+}
+const flexTable = `bench_flex_${process.pid}`;
+const peer = (await questdbPeer(`bench_peer_${process.pid}`, httpUrl))!;
+await peer.createTable();
+
+const db = await startBenchDatabase();
+const profileDir = CPU_PROF ? fs.mkdtempSync(path.join(os.tmpdir(), 'flex-bench-prof-')) : undefined;
+const server = await startServerProcess({
+  databaseUrl: db.postgres.connectionString,
+  dataDir: db.dataDir,
+  env: {
+    RATE_LIMIT_READINGS_PER_SECOND: '1000',
+    RATE_LIMIT_READINGS_PER_MINUTE: '100000',
+    TIMESERIES_BACKEND: 'questdb',
+    QUESTDB_HTTP_URL: httpUrl,
+    QUESTDB_PG_URL: pgUrl,
+    QUESTDB_TABLE: flexTable,
+    // Not measured here; the default port may be taken on a shared machine.
+    MQTT_ENABLED: 'false',
+  },
+  cpuProfDir: profileDir,
+});
+console.log(`${peer.version}; Flex pid ${server.pid} on table ${flexTable}, peer table ${peer.table}; creating ${METERS} meters × ${REGISTERS_PER_METER} registers`);
+const fleet = await createFleet(server.baseUrl, server.adminToken, { meters: METERS, registersPerMeter: REGISTERS_PER_METER, permissions: ['Meter.Organization.ReadWrite'] });
+const registerIds = fleet.registers.map((r) => r.id);
+
+async function post(body: Buffer): Promise<{ ms: number; peakRss: number }> {
+  const exact = resetPeakRss(server.pid);
+  let sampled = currentRss(server.pid);
+  const sampler = setInterval(() => (sampled = Math.max(sampled, currentRss(server.pid))), 20);
+  const r = await timedRequest(`${server.baseUrl}/api/readings`, 'POST', { authorization: `Bearer ${fleet.token}`, 'content-type': 'application/json' }, body);
+  clearInterval(sampler);
+  if (r.status !== 204) throw new Error(`POST /api/readings: ${r.status} ${r.body.slice(0, 1000)}`);
+  return { ms: r.ms, peakRss: exact ? peakRss(server.pid) : sampled };
+}
+
+/** Readings of the month range Flex wrote, counted in QuestDB right after the 204. */
+const questdb = new pg.Client({ connectionString: pgUrl });
+await questdb.connect();
+async function visibleRows(table: string, startMs: number): Promise<number> {
+  const { rows } = await questdb.query(`SELECT count() AS n FROM ${table} WHERE ts >= $1 AND ts < $2`, [new Date(startMs), new Date(monthStart(1000))]);
+  return Number(rows[0].n);
+}
+
+const rate = (ms: number) => TOTAL / (ms / 1000);
+const samples = { fresh: [] as number[], corrections: [] as number[], peer: [] as number[], peerAck: [] as number[] };
+const rss = { fresh: [] as number[], corrections: [] as number[], idle: [] as number[] };
+let bodyBytes = 0;
+for (let round = 0; round <= RUNS; round += 1) {
+  const month = 200 + round;
+  const body = readingsBody(fleet.meters, monthStart(month), READINGS);
+  bodyBytes = body.length;
+  rss.idle.push(currentRss(server.pid));
+  const fresh = await post(body);
+  // The 204 promises read-your-writes: every reading is there now.
+  const seen = await visibleRows(flexTable, monthStart(month));
+  if (seen !== TOTAL) throw new Error(`after the 204, QuestDB shows ${seen} of ${TOTAL} readings`);
+  const corrections = await post(body);
+  const peerRun = await peer.ingest(ilpBodies(peer.table, registerIds, monthStart(month), READINGS, PEER_BODIES), PEER_BODIES);
+  const label = round === 0 ? 'warm-up' : `run ${round}/${RUNS}`;
+  console.log(
+    `${label}: Flex POST ${fmt(rate(fresh.ms))}/s (${fmt(fresh.ms)} ms, peak RSS ${mib(fresh.peakRss)}), corrections ${fmt(rate(corrections.ms))}/s, ` +
+      `QuestDB direct ${fmt(rate(peerRun.visibleMs))}/s (${fmt(peerRun.visibleMs)} ms to visible, ${fmt(peerRun.ackMs)} ms to the last 204)`,
+  );
+  if (round === 0) continue;
+  samples.fresh.push(fresh.ms);
+  samples.corrections.push(corrections.ms);
+  samples.peer.push(peerRun.visibleMs);
+  samples.peerAck.push(peerRun.ackMs);
+  rss.fresh.push(fresh.peakRss);
+  rss.corrections.push(corrections.peakRss);
+}
+
+await server.stop();
+await questdb.end();
+const serverProfiles = profileDir ? readProfiles(profileDir) : [];
+const figures = (ms: number[]) => {
+  const s = spread(ms.map(rate));
+  return { 'readings/s (median)': fmt(s.median), min: fmt(s.min), max: fmt(s.max), 'ms (median)': fmt(median(ms)) };
+};
+console.log(`\n${fmt(TOTAL)} readings per POST (${METERS} meters × ${REGISTERS_PER_METER} registers × ${READINGS}), body ${mib(bodyBytes)}; ${RUNS} runs after a warm-up; load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+console.table([
+  { path: 'Flex POST /api/readings on QuestDB (fresh, 204 = readable)', ...figures(samples.fresh) },
+  { path: 'Flex POST /api/readings on QuestDB (corrections)', ...figures(samples.corrections) },
+  { path: `${peer.version} direct, ILP/HTTP ${PEER_BODIES} bodies in parallel, until visible`, ...figures(samples.peer) },
+  { path: `${peer.version} direct, until the last 204 (not yet visible)`, ...figures(samples.peerAck) },
+]);
+const ratios = {
+  freshToQuestDb: median(samples.fresh.map(rate)) / median(samples.peer.map(rate)),
+  correctionsToQuestDb: median(samples.corrections.map(rate)) / median(samples.peer.map(rate)),
+};
+console.log(`Flex / QuestDB direct: fresh ${pct(ratios.freshToQuestDb)}, corrections ${pct(ratios.correctionsToQuestDb)} (target ≥ 60%)`);
+console.log(`server peak RSS during one POST: fresh ${mib(Math.max(...rss.fresh))}, corrections ${mib(Math.max(...rss.corrections))}, idle before ${mib(median(rss.idle))} (target < 1 GiB)`);
+const profiles: Record<string, unknown> = {};
+const mainProfile = serverProfiles.sort((a, b) => busyMs(b) - busyMs(a))[0];
+if (mainProfile) {
+  profiles.serverMainThread = { busyMs: busyMs(mainProfile), top: hotFunctions(mainProfile, 20, ROOT) };
+  console.log(`\nserver main thread, whole run (${fmt(busyMs(mainProfile))} ms busy), self time:`);
+  console.table(hotFunctions(mainProfile, 20, ROOT));
+}
+const file = writeResults('ingest-questdb', {
+  date: new Date().toISOString(),
+  machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, questdb: peer.version, loadavg: os.loadavg() },
+  setup: { meters: METERS, registersPerMeter: REGISTERS_PER_METER, readingsPerRegister: READINGS, readingsPerPost: TOTAL, bodyBytes, runs: RUNS, peerBodies: PEER_BODIES },
+  readingsPerSecond: { fresh: spread(samples.fresh.map(rate)), corrections: spread(samples.corrections.map(rate)), questdbDirect: spread(samples.peer.map(rate)), questdbDirectAck: spread(samples.peerAck.map(rate)) },
+  ratios,
+  targets: { freshToQuestDb: 0.6, correctionsToQuestDb: 0.6, peakRssBytes: 2 ** 30 },
+  peakRssBytes: { fresh: spread(rss.fresh), corrections: spread(rss.corrections), idleBefore: median(rss.idle) },
+  profiles,
+});
+console.log(`written ${file}`);
+await peer.exec(`DROP TABLE IF EXISTS ${flexTable}`);
+await peer.dropTable();
+if (profileDir) fs.rmSync(profileDir, { recursive: true, force: true });
+await db.close();
+process.exit(0);
