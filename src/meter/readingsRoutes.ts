@@ -107,6 +107,8 @@ export function readingsRoutes(deps: ReadingsRouteDeps): RouteDef[] {
       description:
         '`resolution` 0 (default): readings as stored. R > 0: buckets of R seconds aligned to the UTC epoch (R = 86400: local days of each register’s time zone), ' +
         'energy and volume summed, other quantities averaged; only buckets with data are returned; a bucket’s updatedAt is the latest of its readings. ' +
+        'R must divide a day evenly (60, 300, 900, 3600, …, 86400) or be a whole number of days; any other R is a 400. ' +
+        'Bucket values are computed and rounded to 12 significant digits (no binary float noise such as 89.14799999999998); readings as stored are returned exactly as posted. ' +
         'At most READINGS_MAX_POINTS readings per response (400 beyond).',
       tags: ['Readings'],
       auth: { permission: 'Meter.Organization.Read', organization: { in: 'query', name: 'organizationId' } },

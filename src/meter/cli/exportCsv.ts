@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { parseUtcTimestamp } from '../../http/validation.ts';
 import { registersForRead, type RegisterForRead } from '../meterStore.ts';
+import { resolutionError } from '../readingsQuery.ts';
 import { cliLogger, openCliDatabase, startCli, type CliDatabase } from './cliDatabase.ts';
 import { exportPages } from './exportReadings.ts';
 
@@ -60,6 +61,8 @@ function readOptions(argv: string[]): Options | string {
     if (start >= end) return '--start must be before --end';
     const resolution = values.resolution === undefined ? 0 : Number(values.resolution);
     if (!/^\d+$/.test(values.resolution ?? '0') || resolution > MAX_RESOLUTION) return `--resolution must be an integer from 0 to ${MAX_RESOLUTION} seconds, got ${JSON.stringify(values.resolution)}`;
+    const badResolution = resolutionError(resolution);
+    if (badResolution) return `--${badResolution}`;
     return { registerIds: [...new Set(ids.map(Number))], start, end, resolution, output: values.output };
   } catch (err) {
     return (err as Error).message;

@@ -11,6 +11,7 @@
 import type { TimeSeriesStore } from '../../store/timeseries/types.ts';
 import type { RegisterForRead } from '../meterStore.ts';
 import { aggregateOf } from '../readingsQuery.ts';
+import { roundComputed } from '../../store/timeseries/readingJson.ts';
 import { startOfLocalDay } from '../../../workers/virtual/time.ts';
 
 export const EXPORT_HEADER = 'registerId,timestamp,periodTo,updatedAt,value,resolution\n';
@@ -51,7 +52,7 @@ async function* bucketPages(store: TimeSeriesStore, q: ExportQuery, register: Re
     const s = series!;
     for (let i = 0; i < s.timestamps.length; i += 1) {
       const t = s.timestamps[i]!;
-      text += `${register.id},${iso(t)},${iso(t + s.resolutions[i]! * 1000)},${iso(s.updatedAt[i]!)},${s.values[i]!},${q.resolution}\n`;
+      text += `${register.id},${iso(t)},${iso(t + s.resolutions[i]! * 1000)},${iso(s.updatedAt[i]!)},${roundComputed(s.values[i]!)},${q.resolution}\n`;
     }
     if (text) yield text;
     from = to;
