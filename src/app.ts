@@ -13,6 +13,8 @@ import { TokenSigner, loadSigningKey } from './auth/tokens.ts';
 import { vtnCredentialRoutes } from './auth/vtnCredentialRoutes.ts';
 import type { Config } from './config.ts';
 import { HttpError } from './http/errors.ts';
+import { Compression } from './http/compression.ts';
+import { Cors } from './http/cors.ts';
 import { HttpMetrics } from './http/metrics.ts';
 import { buildOpenApi } from './http/openapi.ts';
 import { opsRoutes } from './http/opsRoutes.ts';
@@ -166,7 +168,14 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         if (route.auth !== 'public' && !route.rateLimit) route.rateLimit = { name: 'api', windows: [{ seconds: 60, max: config.rateLimitApiPerMinute }] };
       }
     }
-    const router = new Router(routes, { authenticate: authenticator.authenticate, rateLimits, log, translateError });
+    const router = new Router(routes, {
+      authenticate: authenticator.authenticate,
+      rateLimits,
+      log,
+      translateError,
+      compression: new Compression({ encodings: config.compressionEncodings, minBytes: config.compressionMinBytes }),
+      cors: new Cors(config.corsOrigins),
+    });
     const server = new HttpServer(router, { host: config.host, port: config.port, bodyLimit: config.bodyLimitBytes, trustProxy: config.trustProxy, log, metrics });
     const port = await server.listen();
     const clearing = new PeriodicJob('clearing', () => clearDueOrders(pool), config.clearingIntervalMs, log);

@@ -68,9 +68,16 @@ export class HttpServer {
     }
     for (const [pattern, routes] of byPattern) {
       for (const route of routes) this.app[METHODS[route.def.method]](pattern, (res, req) => this.onRequest(res, req, route));
-      const allow = routes.map((r) => r.def.method).join(', ');
+      const methods = routes.map((r) => r.def.method);
+      const allow = methods.join(', ');
       this.app.any(pattern, (res, req) =>
-        this.onFallback(res, req, new HttpError('method_not_allowed', `${req.getCaseSensitiveMethod()} is not allowed here; allowed: ${allow}`, { headers: { Allow: allow } }), pattern),
+        this.onFallback(
+          res,
+          req,
+          (req.getMethod() === 'options' ? this.router.preflight(readHeaders(req), methods) : undefined) ??
+            new HttpError('method_not_allowed', `${req.getCaseSensitiveMethod()} is not allowed here; allowed: ${allow}`, { headers: { Allow: allow } }),
+          pattern,
+        ),
       );
     }
     this.app.any('/*', (res, req) => this.onFallback(res, req, new HttpError('route_not_found', `No route for ${req.getCaseSensitiveMethod()} ${req.getUrl()}`), 'unmatched'));
@@ -145,14 +152,16 @@ export class HttpServer {
     if (this.inFlight === 0 && this.draining) this.drained?.();
   }
 
-  private onFallback(res: HttpResponse, req: HttpRequest, error: HttpError, label: string): void {
+  /** Unroutable requests (404, 405) and CORS preflights (an Outgoing from the router). */
+  private onFallback(res: HttpResponse, req: HttpRequest, error: HttpError | Outgoing, label: string): void {
+    const origin = req.getHeader('origin');
     const ex = this.begin(res, req.getMethod().toUpperCase(), label, this.nextRequestId(req.getHeader('x-request-id')));
     // Drop any body the client sends with an unroutable request and close afterwards.
     if (hasBody(req)) {
       ex.closeAfter = true;
       res.onData(() => undefined);
     }
-    this.write(ex, this.router.encodeError(error, ex.requestId));
+    this.write(ex, error instanceof HttpError ? this.router.encodeError(error, ex.requestId, undefined, origin) : error);
   }
 
   private onRequest(res: HttpResponse, req: HttpRequest, route: CompiledRoute): void {
@@ -168,7 +177,7 @@ export class HttpServer {
         ex.closeAfter = true;
         res.onData(() => undefined);
         const tooLarge = new HttpError('payload_too_large', `The request body exceeds the limit of ${this.options.bodyLimit} bytes`);
-        this.write(ex, this.router.encodeError(tooLarge, ex.requestId, route));
+        this.write(ex, this.router.encodeError(tooLarge, ex.requestId, route, head.headers['origin']));
         return;
       }
       reader = new BodyReader(res, this.options.bodyLimit, length !== undefined && Number.isSafeInteger(length) ? length : undefined);
@@ -189,11 +198,11 @@ export class HttpServer {
           return ex.controller.signal;
         },
       });
-      out = this.router.encode(route, reply);
+      out = await this.router.finish(route, head, reply);
     } catch (err) {
       // Answering before the whole body arrived: the connection cannot be reused.
       if (reader && !reader.complete) ex.closeAfter = true;
-      out = this.router.encodeError(err, ex.requestId, route);
+      out = this.router.encodeError(err, ex.requestId, route, head.headers['origin']);
     }
     this.write(ex, out);
   }
@@ -264,6 +273,9 @@ export const READ_HEADERS = [
   'accept-encoding',
   'if-none-match',
   'user-agent',
+  'origin',
+  'access-control-request-method',
+  'access-control-request-headers',
 ] as const;
 
 // uWS converts every JS string argument to UTF-8; header names pre-encoded once skip that.

@@ -66,8 +66,10 @@ function tooMany(maxPoints: number): HttpError {
   ]);
 }
 
-/** The response: `[{"registerId":…,"readings":[…]},…]` as UTF-8 JSON, each register once, in the order asked. */
-export async function queryReadings(deps: QueryDeps, q: ReadingsQuery, principal: Principal): Promise<Buffer> {
+/** The response: `[{"registerId":…,"readings":[…]},…]` as UTF-8 JSON, each register once, in the
+ * order asked, as pieces to send in order (never concatenated: the router compresses them one by
+ * one, or joins them once when sending them as they are). */
+export async function queryReadings(deps: QueryDeps, q: ReadingsQuery, principal: Principal): Promise<Buffer[]> {
   if (q.start >= q.end) throw badRequest('start must be before end', [{ path: 'query.end', message: 'must be after start' }]);
   const badResolution = resolutionError(q.resolution);
   if (badResolution) throw badRequest(badResolution, [{ path: 'query.resolution', message: 'must divide 86400 evenly or be a multiple of it' }]);
@@ -101,5 +103,5 @@ export async function queryReadings(deps: QueryDeps, q: ReadingsQuery, principal
   const pieces: Buffer[] = [OPEN];
   registers.forEach((r, i) => pieces.push(Buffer.from(`${i === 0 ? '' : ','}{"registerId":${r.id},"readings":`), json.get(r.id) ?? EMPTY, CLOSE));
   pieces.push(END);
-  return Buffer.concat(pieces);
+  return pieces;
 }
