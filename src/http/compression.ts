@@ -4,9 +4,10 @@
 // assets are compressed at build time and have one ETag per representation), and the client's
 // Accept-Encoding (q-values, RFC 9110 12.5.3) accepts one of the configured codings.
 //
-// Codings: zstd (where node:zlib has it: Node ≥ 22.15 / 23.8), brotli at quality 4 and gzip at
-// level 6: the levels where compressing costs about as much as writing the JSON, measured in
-// docs/compression.md (`npm run bench:compression`). Among codings the client weighs equally, the
+// Codings: zstd level 3 (where node:zlib has it: Node ≥ 22.15 / 23.8), brotli quality 3 and gzip
+// level 4: on a register-year (5.2 MB of JSON) each takes 20–40 ms for 5.5–6.3 % of the size,
+// while brotli 4 and gzip 6 cost 3 times as much for 1–2 % fewer bytes (docs/compression.md,
+// `npm run bench:compression`). Among codings the client weighs equally, the
 // configured order wins (COMPRESSION_ENCODINGS, default zstd, br, gzip).
 //
 // Streamed: an answer made of pieces (GET /api/readings writes one buffer per register) is fed to
@@ -27,8 +28,8 @@ const zstdZlib = zlib as ZstdZlib;
 /** Whether this Node has a zstd compressor (node:zlib, Node ≥ 22.15 / 23.8). */
 export const ZSTD_AVAILABLE = typeof zstdZlib.createZstdCompress === 'function';
 
-export const BROTLI_QUALITY = 4;
-export const GZIP_LEVEL = 6;
+export const BROTLI_QUALITY = 3;
+export const GZIP_LEVEL = 4;
 export const ZSTD_LEVEL = 3;
 
 export interface CompressionOptions {

@@ -99,6 +99,8 @@ export interface ResponseSpec {
   description: string;
   schema?: JsonSchema;
   contentType?: string;
+  /** Response headers documented in the OpenAPI document (e.g. X-Total-Count of paged lists). */
+  headers?: Readonly<Record<string, { description: string; schema: JsonSchema }>>;
 }
 
 export interface RouteDef {

@@ -2,7 +2,7 @@
 // administrators): notifications by state (pending, delivered, dead) with their last error, and
 // the retry of a dead one. Bearer tokens are never shown.
 import { conflict, notFound } from '../http/errors.ts';
-import { arrayOf, dateTime, int32Id, objectSchema, pageQueryProperties, querySchema } from '../http/schemas.ts';
+import { arrayOf, dateTime, int32Id, objectSchema, pageQueryProperties, pageReply, querySchema, totalCountHeader, type Page } from '../http/schemas.ts';
 import type { ApiRequest, AuthRequirement, RouteDef } from '../http/types.ts';
 import type { Queryable } from '../store/database.ts';
 import { notificationSchema, OBJECT_KINDS, objectId } from './schemas.ts';
@@ -52,14 +52,15 @@ interface ListQuery {
   offset: number;
 }
 
-async function list(db: Queryable, q: ListQuery): Promise<unknown[]> {
-  const { rows } = await db.query(
-    `SELECT ${COLUMNS} FROM ${FROM}
-     WHERE ($1::text IS NULL OR n.state = $1) AND ($2::int IS NULL OR n.organization_id = $2) AND ($3::text IS NULL OR n.subscription_id = $3)
-     ORDER BY n.id LIMIT $4 OFFSET $5`,
-    [q.state ?? null, q.organizationId ?? null, q.subscriptionID ?? null, q.limit, q.offset],
-  );
-  return rows;
+const WHERE = 'WHERE ($1::text IS NULL OR n.state = $1) AND ($2::int IS NULL OR n.organization_id = $2) AND ($3::text IS NULL OR n.subscription_id = $3)';
+
+async function list(db: Queryable, q: ListQuery): Promise<Page<unknown>> {
+  const filters = [q.state ?? null, q.organizationId ?? null, q.subscriptionID ?? null];
+  const [page, count] = await Promise.all([
+    db.query(`SELECT ${COLUMNS} FROM ${FROM} ${WHERE} ORDER BY n.id LIMIT $4 OFFSET $5`, [...filters, q.limit, q.offset]),
+    db.query<{ total: number }>(`SELECT count(*) AS total FROM vtn_notifications n ${WHERE}`, filters),
+  ]);
+  return { items: page.rows, total: count.rows[0]!.total };
 }
 
 export function notificationAdminRoutes(db: Queryable, onRetry: () => void): RouteDef[] {
@@ -68,7 +69,7 @@ export function notificationAdminRoutes(db: Queryable, onRetry: () => void): Rou
       method: 'GET',
       path: '/api/admin/notifications',
       summary: 'List VTN webhook notifications',
-      description: 'Oldest first. Filter by state (pending, delivered, dead), organization and subscription.',
+      description: 'Oldest first. Filter by state (pending, delivered, dead), organization and subscription. X-Total-Count gives the number matching the filters across all pages.',
       tags: TAGS,
       auth: ADMIN,
       query: querySchema({
@@ -77,8 +78,8 @@ export function notificationAdminRoutes(db: Queryable, onRetry: () => void): Rou
         subscriptionID: objectId,
         ...pageQueryProperties,
       }),
-      responses: { 200: { description: 'The notifications', schema: arrayOf(notificationStatusSchema) } },
-      handler: async (req: ApiRequest<unknown, ListQuery>) => ({ status: 200, body: await list(db, req.query) }),
+      responses: { 200: { description: 'The notifications', schema: arrayOf(notificationStatusSchema), headers: totalCountHeader } },
+      handler: async (req: ApiRequest<unknown, ListQuery>) => pageReply(await list(db, req.query)),
     },
     {
       method: 'GET',

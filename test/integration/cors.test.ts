@@ -40,7 +40,7 @@ describe('CORS', () => {
     const stranger = await preflight(on, '/api/me', 'https://evil.example.net');
     expect(stranger.status).toBe(403);
     expect(stranger.headers.get('access-control-allow-origin')).toBeNull();
-    expect((await stranger.json()).detail).toContain('CORS_ORIGINS');
+    expect(((await stranger.json()) as { detail: string }).detail).toContain('CORS_ORIGINS');
     expect((await preflight(on, '/api/me', ALLOWED, 'DELETE')).status).toBe(405);
     expect((await preflight(on, '/api/me', ALLOWED, 'GET', 'x-secret')).status).toBe(403);
     expect((await preflight(on, '/api/nothing-here', ALLOWED)).status).toBe(404);
