@@ -57,6 +57,10 @@ export async function lookupSeries(db: Queryable, series: readonly SeriesName[],
   });
 }
 
+/** The 400 of a batch naming meters or registers it may not write (the refusal metric tells it
+ * apart from invalid values). */
+export class UnknownSeries extends HttpError {}
+
 /** Register ids of the series, or a 400 listing unknown meters/registers, virtual registers,
  * registers on another meter and meters the caller's organization has no access to. */
 export async function resolveSeries(db: Queryable, series: readonly ParsedSeries[], principal: Principal): Promise<number[]> {
@@ -78,7 +82,7 @@ export async function resolveSeries(db: Queryable, series: readonly ParsedSeries
     reportedMeters.add(key);
     ids.push(0);
   });
-  if (errors.length > 0) throw badRequest('Invalid readings: nothing was stored', errors);
+  if (errors.length > 0) throw new UnknownSeries('validation_failed', 'Invalid readings: nothing was stored', { errors });
   return ids;
 }
 

@@ -63,6 +63,18 @@ async function list(db: Queryable, q: ListQuery): Promise<Page<unknown>> {
   return { items: page.rows, total: count.rows[0]!.total };
 }
 
+/** Notifications per state (flex_vtn_notifications). */
+export async function notificationsByState(db: Queryable): Promise<Record<string, number>> {
+  const { rows } = await db.query<{ state: string; n: number }>('SELECT state, count(*) AS n FROM vtn_notifications GROUP BY state');
+  return Object.fromEntries(rows.map((r) => [r.state, r.n]));
+}
+
+/** Seconds since the oldest pending notification was created, 0 when none is pending. */
+export async function oldestPendingNotificationSeconds(db: Queryable): Promise<number> {
+  const { rows } = await db.query<{ age: number | null }>("SELECT extract(epoch FROM now() - min(created_at))::float8 AS age FROM vtn_notifications WHERE state = 'pending'");
+  return Math.max(0, rows[0]?.age ?? 0);
+}
+
 export function notificationAdminRoutes(db: Queryable, onRetry: () => void): RouteDef[] {
   return [
     {
