@@ -7,10 +7,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openCsvInput } from '../../src/meter/cli/csvInput.ts';
-import { exportPages } from '../../src/meter/cli/exportReadings.ts';
-import { ImportError, runImport } from '../../src/meter/cli/importer.ts';
-import { RejectFile } from '../../src/meter/cli/rejectFile.ts';
+import { openCsvInput } from '../../src/cli/csvInput.ts';
+import { exportPages } from '../../src/cli/exportReadings.ts';
+import { ImportError, runImport } from '../../src/cli/importer.ts';
+import { RejectFile } from '../../src/cli/rejectFile.ts';
 import { registersForRead } from '../../src/meter/meterStore.ts';
 import { runCli, summaryValue } from '../support/cliProcess.ts';
 import { createOrganization } from '../support/fixtures.ts';
@@ -269,7 +269,7 @@ describe('interrupting an import', () => {
     let text = `${HEADER}\n`;
     for (let i = 0; i < rows; i += 1) text += `${meter.externalId},${register.externalId},${new Date(start + i * 60_000).toISOString()},${i},60\n`;
     const file = writeFile('interrupted.csv', text);
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/meter/cli/importCsv.ts', file, '--batch-rows', '10000', '--progress-interval', '0.001'], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/importCsv.ts', file, '--batch-rows', '10000', '--progress-interval', '0.001'], {
       cwd: path.resolve(import.meta.dirname, '../..'),
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -402,7 +402,7 @@ describe('npm run export', () => {
     const start = Date.UTC(2020, 0, 1);
     const lines = Array.from({ length: 50_000 }, (_, i) => `${meter.externalId},${register.externalId},${new Date(start + i * 60_000).toISOString()},${i},60`);
     expect((await importFile(writeFile('for-head.csv', `${HEADER}\n${lines.join('\n')}\n`))).code).toBe(0);
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/meter/cli/exportCsv.ts', '--register', String(register.id), '--start', '2020-01-01T00:00:00Z', '--end', '2020-03-01T00:00:00Z'], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/exportCsv.ts', '--register', String(register.id), '--start', '2020-01-01T00:00:00Z', '--end', '2020-03-01T00:00:00Z'], {
       cwd: path.resolve(import.meta.dirname, '../..'),
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

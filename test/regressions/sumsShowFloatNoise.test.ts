@@ -2,7 +2,7 @@
 // (0.1 + 0.2 → 0.30000000000000004, 89.14799999999998) in GET /api/readings and in CSV exports.
 // Computed values are rounded to 12 significant digits; readings as stored stay as posted.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exportPages } from '../../src/meter/cli/exportReadings.ts';
+import { exportPages } from '../../src/cli/exportReadings.ts';
 import { registersForRead } from '../../src/meter/meterStore.ts';
 import { roundComputed } from '../../src/store/timeseries/readingJson.ts';
 import { createOrgClient } from '../support/fixtures.ts';

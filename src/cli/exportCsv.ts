@@ -8,9 +8,9 @@
 import { once } from 'node:events';
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
-import { parseUtcTimestamp } from '../../http/validation.ts';
-import { registersForRead, type RegisterForRead } from '../meterStore.ts';
-import { resolutionError } from '../readingsQuery.ts';
+import { parseUtcTimestamp } from '../http/validation.ts';
+import { registersForRead, type RegisterForRead } from '../meter/meterStore.ts';
+import { resolutionError } from '../meter/readingsQuery.ts';
 import { cliLogger, openCliDatabase, startCli, type CliDatabase } from './cliDatabase.ts';
 import { exportPages } from './exportReadings.ts';
 

@@ -4,10 +4,10 @@
 // `lookupSeries`, so the rules are the same), rejects the rows of pairs that cannot take readings,
 // and groups the rest exactly like POST /api/readings does (by series, sorted by time, the last
 // of equal timestamps wins) into rows for the time-series store.
-import type { Queryable } from '../../store/database.ts';
-import type { ReadingRows } from '../../store/timeseries/types.ts';
-import { Rows, group } from '../../../workers/readings/parseReadings.ts';
-import { lookupSeries, type SeriesLookup } from '../ingest.ts';
+import type { Queryable } from '../store/database.ts';
+import type { ReadingRows } from '../store/timeseries/types.ts';
+import { Rows, group } from '../../workers/readings/parseReadings.ts';
+import { lookupSeries, type SeriesLookup } from '../meter/ingest.ts';
 
 export interface Reject {
   line: number;

@@ -8,11 +8,11 @@
 // Windows of bucketed exports start and end on bucket boundaries, so no bucket is split.
 // Windows of as-stored exports are sized from the register's defaultResolution (PAGE_ROWS readings
 // at that spacing) and adapt to the density actually found, within 1 minute and 4 times that size.
-import type { TimeSeriesStore } from '../../store/timeseries/types.ts';
-import type { RegisterForRead } from '../meterStore.ts';
-import { aggregateOf } from '../readingsQuery.ts';
-import { roundComputed } from '../../store/timeseries/readingJson.ts';
-import { startOfLocalDay } from '../../../workers/virtual/time.ts';
+import type { TimeSeriesStore } from '../store/timeseries/types.ts';
+import type { RegisterForRead } from '../meter/meterStore.ts';
+import { aggregateOf } from '../meter/readingsQuery.ts';
+import { roundComputed } from '../store/timeseries/readingJson.ts';
+import { startOfLocalDay } from '../../workers/virtual/time.ts';
 
 export const EXPORT_HEADER = 'registerId,timestamp,periodTo,updatedAt,value,resolution\n';
 

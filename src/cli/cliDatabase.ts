@@ -9,14 +9,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { ConfigError, loadConfig, type Config } from '../../config.ts';
-import { createLogger } from '../../log.ts';
-import { createPool, type Pool } from '../../store/database.ts';
-import { isAlive, startEmbeddedPostgres, type RunningPostgres } from '../../store/embeddedPostgres.ts';
-import { migrate } from '../../store/migrate.ts';
-import { createTimeSeriesStore, timeSeriesConfig } from '../../store/timeseries/index.ts';
-import type { TimeSeriesStore } from '../../store/timeseries/types.ts';
-import { WorkerPool } from '../../workerPool.ts';
+import { ConfigError, loadConfig, type Config } from '../config.ts';
+import { createLogger } from '../log.ts';
+import { createPool, type Pool } from '../store/database.ts';
+import { isAlive, startEmbeddedPostgres, type RunningPostgres } from '../store/embeddedPostgres.ts';
+import { migrate } from '../store/migrate.ts';
+import { createTimeSeriesStore, timeSeriesConfig } from '../store/timeseries/index.ts';
+import type { TimeSeriesStore } from '../store/timeseries/types.ts';
+import { WorkerPool } from '../workerPool.ts';
 
 /** Connections a CLI needs: one for the write in flight, one for lookups, spare for the store. */
 const CLI_POOL_MAX = 4;
@@ -90,7 +90,7 @@ export async function openCliDatabase(config: Config, log: Logger): Promise<CliD
   };
   try {
     // Loaded here, not at the top: app.ts brings every domain, which `--help` does not need.
-    const { MIGRATIONS } = await import('../../app.ts');
+    const { MIGRATIONS } = await import('../app.ts');
     await migrate(pool, MIGRATIONS, log);
     // The store's worker pool starts no thread until a write needs one (rows from the CSV
     // import are encoded in this thread; exports need none).
