@@ -111,7 +111,7 @@ export class ImportBatch {
   async seal(db: Queryable): Promise<SealedBatch> {
     const unresolved = this.series.filter((s) => s.lookup === undefined);
     if (unresolved.length > 0) {
-      const lookups = await lookupSeries(db, unresolved, null);
+      const lookups = await lookupSeries(db, unresolved, null, true);
       unresolved.forEach((s, k) => {
         s.lookup = lookups[k]!;
         this.cache.set(`${s.meterId}\u0000${s.registerId}`, s.lookup);
