@@ -12,9 +12,11 @@ export interface CliResult {
   stderr: string;
 }
 
-export function runCli(script: 'importCsv' | 'exportCsv', args: string[], env: Record<string, string>, timeoutMs = 60_000): Promise<CliResult> {
+/** `built`: the package's bin as built into dist/ (`npm run build`), run by plain node, no tsx. */
+export function runCli(script: 'importCsv' | 'exportCsv', args: string[], env: Record<string, string>, timeoutMs = 60_000, built = false): Promise<CliResult> {
   const { LOG_LEVEL: _ignored, ...inherited } = process.env;
-  const child = spawn(process.execPath, ['--import', 'tsx', `src/cli/${script}.ts`, ...args], {
+  const command = built ? [path.join(ROOT, `dist/src/cli/${script}.js`)] : ['--import', 'tsx', `src/cli/${script}.ts`];
+  const child = spawn(process.execPath, [...command, ...args], {
     cwd: ROOT,
     env: { ...inherited, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
