@@ -8,7 +8,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY workers ./workers
 RUN npm run build
-ENV HOST=0.0.0.0 PORT=8080 NODE_ENV=production DATA_DIR=/tmp/flex
-EXPOSE 8080
+ENV HOST=0.0.0.0 PORT=8080 NODE_ENV=production DATA_DIR=/tmp/flex MQTT_HOST=0.0.0.0
+EXPOSE 8080 1883
 USER node
 CMD ["node", "dist/src/main.js"]

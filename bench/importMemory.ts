@@ -35,7 +35,7 @@ const mib = (bytes: number) => Math.round((bytes / 1024 / 1024) * 10) / 10;
 
 // 1. Meters and registers through the real admin API, then the app stops.
 const adminToken = `flex_pat_bench_${randomBytes(24).toString('base64url')}`;
-const app = await createApp(loadConfig({ ...process.env, DATABASE_URL: '', PORT: '0', DATA_DIR: dataDir, ADMIN_TOKEN: adminToken, LOG_LEVEL: 'error' }), { log: pino({ level: 'error' }) });
+const app = await createApp(loadConfig({ ...process.env, DATABASE_URL: '', PORT: '0', MQTT_PORT: '0', DATA_DIR: dataDir, ADMIN_TOKEN: adminToken, LOG_LEVEL: 'error' }), { log: pino({ level: 'error' }) });
 const series: string[] = [];
 for (let m = 0; m < METERS; m += 1) {
   const meter = await call(app.baseUrl, 'POST', '/api/admin/meters', adminToken, { externalId: `bench-meter-${m}`, name: `m${m}`, type: 1, organizationsIds: [] });

@@ -45,6 +45,7 @@ import { readingsRoutes } from './meter/readingsRoutes.ts';
 import { VirtualRegisters } from './meter/virtualRegisters.ts';
 import { WorkerPool } from './workerPool.ts';
 import { createVtn } from './vtn/module.ts';
+import { openAdr31TokenRoute } from './vtn/v31/routes.ts';
 import { consoleRoutes } from './console/consoleRoutes.ts';
 import { openApiInfo } from './openApiInfo.ts';
 
@@ -66,6 +67,8 @@ export interface AppOptions {
 
 export interface App {
   port: number;
+  /** Port of the embedded MQTT broker (0: none). */
+  mqttPort: number;
   baseUrl: string;
   pool: Pool;
   log: Logger;
@@ -136,18 +139,20 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
 
     // The VTN's webhook dispatcher and read cache: started once the server listens, stopped
     // before the pool closes.
-    const vtn = createVtn(pool, log, config);
+    const vtn = createVtn(pool, log, config, authenticator.authenticate);
     cleanups.unshift(() => vtn.stop());
 
+    const tokens = tokenRoutes(pool, signer, {
+      audiences: config.tokenAudiences,
+      perClientPerMinute: config.rateLimitTokenPerMinute,
+      unknownClientPerMinute: config.rateLimitTokenUnknownPerMinute,
+    });
     let openApiJson: string | undefined;
     const routes: RouteDef[] = [];
     routes.push(
       ...opsRoutes({ checkDatabase: async () => void (await pool.query('SELECT 1')), metrics, openApiJson: () => (openApiJson ??= JSON.stringify(openApi())) }),
-      ...tokenRoutes(pool, signer, {
-        audiences: config.tokenAudiences,
-        perClientPerMinute: config.rateLimitTokenPerMinute,
-        unknownClientPerMinute: config.rateLimitTokenUnknownPerMinute,
-      }),
+      ...tokens,
+      openAdr31TokenRoute(tokens[0]!, config.vtn31BasePath, config.tokenAudiences[0]!),
       ...meRoutes(),
       ...organizationClientRoutes(pool),
       ...vtnCredentialRoutes(pool),
@@ -173,7 +178,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       ...vtn.routes,
       ...consoleRoutes(),
     );
-    const openApi = () => buildOpenApi(routes, openApiInfo(config.tokenAudiences[0]!));
+    const openApi = () => buildOpenApi(routes, openApiInfo(config.tokenAudiences[0]!, config.vtn31BasePath));
     // Routes without a quota of their own get the general one, when configured.
     if (config.rateLimitApiPerMinute > 0) {
       for (const route of routes) {
@@ -193,7 +198,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     const clearing = new PeriodicJob('clearing', () => clearDueOrders(pool), config.clearingIntervalMs, log, domainMetrics);
     clearing.start();
     cleanups.unshift(() => clearing.stop());
-    vtn.start();
+    await vtn.start();
     const timing = { delayMs: config.validationDelayMs, retryMs: config.validationRetryMs, windowMs: config.validationWindowMs, batchSize: 200 };
     const validationState = { lastCorrectionScan: 0 };
     const validating = new PeriodicJob('delivery-validation', () => validateDueTransactions(validation, timing, validationState), config.validationIntervalMs, log, domainMetrics);
@@ -204,6 +209,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     let closing: Promise<void> | undefined;
     return {
       port,
+      mqttPort: vtn.mqttPort,
       baseUrl: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
       pool,
       log,

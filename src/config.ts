@@ -62,6 +62,14 @@ export interface Config {
   compressionMinBytes: number;
   /** Origins allowed to call the API from a browser (`*` = any); empty = no CORS. */
   corsOrigins: string[];
+  /** Base path of the OpenADR 3.1.0 surface. */
+  vtn31BasePath: string;
+  /** MQTT notifications (OpenADR 3.1): on by default, to the embedded broker unless mqttUrl. */
+  mqttEnabled: boolean;
+  mqttHost: string;
+  mqttPort: number;
+  mqttUrl: string | undefined;
+  mqttPublicUrl: string | undefined;
 }
 
 export interface ConfigDoc {
@@ -116,6 +124,12 @@ export const CONFIG_DOCS: ConfigDoc[] = [
   { name: 'VTN_WEBHOOK_BACKOFF_BASE_MS', default: '1000', description: 'Retry backoff: the wait before attempt n+1 is random in [0, min(cap, base × 2^(n−1))) (full jitter).' },
   { name: 'VTN_WEBHOOK_BACKOFF_CAP_MS', default: '600000', description: 'Retry backoff cap (10 minutes). A longer Retry-After from the receiver is honoured up to this cap.' },
   { name: 'VTN_READ_CACHE_MS', default: '5000', description: 'VTN read responses are cached in memory and invalidated by every change, on every instance (LISTEN/NOTIFY); this is only the longest an entry is kept. 0 = no cache (every read queries PostgreSQL).' },
+  { name: 'VTN31_BASE_PATH', default: '/api/openadr/3.1.0', description: 'Base path of the OpenADR 3.1.0 surface over the same VTN objects (docs/openadr-3.1.md).' },
+  { name: 'MQTT_ENABLED', default: 'true', description: 'MQTT notifications (OpenADR 3.1 notifier): every change is published from the outbox, QoS 1. false: no broker, no MQTT outbox, /notifiers lists webhooks only.' },
+  { name: 'MQTT_HOST', default: '127.0.0.1', description: 'Address the embedded MQTT broker listens on (0.0.0.0 for all interfaces; the Docker image sets it).' },
+  { name: 'MQTT_PORT', default: '1883', description: 'Port of the embedded MQTT broker (0 picks a free one). Clients authenticate with a VTN access token as password.' },
+  { name: 'MQTT_URL', default: '(unset)', description: 'External broker instead of the embedded one, e.g. mqtt://user:pass@broker:1883 (needed with several instances; the broker then enforces topic access itself).' },
+  { name: 'MQTT_PUBLIC_URL', default: '(derived)', description: 'Broker URI announced to clients by GET /notifiers (default: MQTT_URL without credentials, or mqtt://<MQTT_HOST>:<port>).' },
   { name: 'VTN_WEBHOOK_ALLOW_PRIVATE', default: 'false', description: 'Accept and call subscription callbackUrls on loopback, private and link-local addresses (tests, closed networks). Off: such URLs are refused (400) and never called.' },
 ];
 
@@ -251,11 +265,19 @@ export function loadConfig(env: Env = process.env): Config {
     compressionEncodings: compressionEncodings(r),
     compressionMinBytes: r.int('COMPRESSION_MIN_BYTES', 1024, 0, 2 ** 31),
     corsOrigins: corsOrigins(r),
+    vtn31BasePath: r.string('VTN31_BASE_PATH', '/api/openadr/3.1.0').replace(/\/+$/, ''),
+    mqttEnabled: r.bool('MQTT_ENABLED', true),
+    mqttHost: r.string('MQTT_HOST', '127.0.0.1'),
+    mqttPort: r.int('MQTT_PORT', 1883, 0, 65535),
+    mqttUrl: r.raw('MQTT_URL'),
+    mqttPublicUrl: r.raw('MQTT_PUBLIC_URL'),
   };
   if (config.timeseriesBackend === 'questdb' && (!config.questdbHttpUrl || !config.questdbPgUrl)) {
     r.problems.push('TIMESERIES_BACKEND=questdb needs QUESTDB_HTTP_URL and QUESTDB_PG_URL');
   }
   if (config.vtnWebhookBackoffCapMs < config.vtnWebhookBackoffBaseMs) r.problems.push('VTN_WEBHOOK_BACKOFF_CAP_MS must not be below VTN_WEBHOOK_BACKOFF_BASE_MS');
+  if (!/^(\/[A-Za-z0-9._~-]+)+$/.test(config.vtn31BasePath) || config.vtn31BasePath === '/api/openadr/v1') r.problems.push('VTN31_BASE_PATH must be a path like /api/openadr/3.1.0 (not the v1 path)');
+  if (config.mqttUrl !== undefined && !/^mqtts?:\/\//.test(config.mqttUrl)) r.problems.push('MQTT_URL must start with mqtt:// or mqtts://');
   if (r.problems.length > 0) throw new ConfigError(r.problems);
   return config;
 }

@@ -17,7 +17,7 @@ async function main(): Promise<void> {
   const log = createLogger(config.logLevel);
   const app = await createApp(config, { log });
   const { baseUrl, adminToken } = app;
-  log.info({ port: app.port, baseUrl, vtnUrl: `${baseUrl}/api/openadr/v1`, authUrl: `${baseUrl}/oauth/token`, adminTokenLocation: adminToken.source }, 'flex is listening');
+  log.info({ port: app.port, baseUrl, vtnUrl: `${baseUrl}/api/openadr/v1`, mqttPort: app.mqttPort, authUrl: `${baseUrl}/oauth/token`, adminTokenLocation: adminToken.source }, 'flex is listening');
   process.stdout.write(
     [
       '',

@@ -23,11 +23,19 @@ const TAGS: Record<string, string> = {
   'OpenADR VTN: subscriptions': 'OpenADR 3 subscriptions: webhooks notified of changes (docs/vtn.md).',
   'OpenADR VTN: vens': 'OpenADR 3 VENs.',
   'OpenADR VTN: resources': 'OpenADR 3 resources of a VEN.',
+  'OpenADR 3.1.0: programs': 'OpenADR 3.1.0 programs: the same programs as under /api/openadr/v1, in 3.1 representation (docs/openadr-3.1.md).',
+  'OpenADR 3.1.0: events': 'OpenADR 3.1.0 events (active filter, duration).',
+  'OpenADR 3.1.0: reports': 'OpenADR 3.1.0 reports (programID optional: it is the event’s).',
+  'OpenADR 3.1.0: subscriptions': 'OpenADR 3.1.0 subscriptions: webhooks with CRUD operation names.',
+  'OpenADR 3.1.0: vens': 'OpenADR 3.1.0 VENs (resources are first-level).',
+  'OpenADR 3.1.0: resources': 'OpenADR 3.1.0 resources, first-level objects naming their VEN.',
+  'OpenADR 3.1.0: notifiers': 'OpenADR 3.1.0 notifier bindings (webhook, MQTT) and the MQTT topic names a client may subscribe to.',
+  'OpenADR 3.1.0: auth': 'OpenADR 3.1.0: where to get an access token.',
   'Admin: identity': 'Global administrators: organizations, roles, users and their personal access tokens.',
   'Admin: meters': 'Global administrators: meters, registers (virtual definitions included) and baseline event days.',
   'Admin: grid': 'Global administrators: grid resources, market zones and substations.',
   'Admin: products': 'Global administrators: orders on behalf of organizations, acceptances, clearing, delivery validation on demand.',
-  'Admin: VTN notifications': 'Global administrators: webhook notifications by delivery state, and the retry of dead ones.',
+  'Admin: VTN notifications': 'Global administrators: webhook notifications by delivery state, the retry of dead ones, and the MQTT outbox.',
   Operations: 'Liveness, Prometheus metrics and this document.',
   Console: 'The analyst console (/console) and this reference (/docs): pages and their files.',
 };
@@ -38,6 +46,7 @@ const AREAS: OpenApiInfo['areas'] = [
   { name: 'Meter data', prefixes: ['/api/meter', '/api/readings'] },
   { name: 'Grid and market', prefixes: ['/api/grid', '/api/product'] },
   { name: 'OpenADR VTN', prefixes: ['/api/openadr/v1'] },
+  { name: 'OpenADR 3.1.0', prefixes: ['/api/openadr/3.1.0'] },
   { name: 'Administration', prefixes: ['/api/admin'] },
   { name: 'Console', prefixes: ['/console', '/docs', '/'] },
   { name: 'Operations', prefixes: ['/health', '/metrics', '/api/openapi.json'] },
@@ -54,7 +63,7 @@ const SCOPE_MEANINGS: Record<string, string> = {
   read_ven_objects: 'VTN: read VENs, resources, reports and subscriptions',
 };
 
-export function openApiInfo(tokenAudience: string): OpenApiInfo {
+export function openApiInfo(tokenAudience: string, vtn31BasePath = '/api/openadr/3.1.0'): OpenApiInfo {
   return {
     title: 'Flex energy-flexibility platform',
     version: '0.1.0',
@@ -63,7 +72,7 @@ export function openApiInfo(tokenAudience: string): OpenApiInfo {
       'Open /console for the analyst console and /docs for this reference.',
     components: Object.fromEntries(CODE_TABLES.map((t) => [t.name, codeSchema(t)])),
     tags: TAGS,
-    areas: AREAS,
+    areas: AREAS.map((a) => (a.name === 'OpenADR 3.1.0' ? { ...a, prefixes: [vtn31BasePath] } : a)),
     oauthScopes: {
       ...Object.fromEntries(PERMISSIONS.map((p) => [p, `Organization client permission ${p}${p.endsWith('ReadWrite') ? ' (implies Read)' : ''}`])),
       ...Object.fromEntries(VTN_SCOPES.map((s) => [s, SCOPE_MEANINGS[s] ?? s])),

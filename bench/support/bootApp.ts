@@ -18,7 +18,7 @@ export async function bootApp(env: Record<string, string> = {}): Promise<BenchAp
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'flex-bench-'));
   fs.chmodSync(dataDir, 0o755);
   const adminToken = `flex_pat_bench_${randomBytes(24).toString('base64url')}`;
-  const config = loadConfig({ ...process.env, PORT: '0', DATA_DIR: dataDir, ADMIN_TOKEN: adminToken, LOG_LEVEL: 'warn', ...env });
+  const config = loadConfig({ ...process.env, PORT: '0', MQTT_PORT: '0', DATA_DIR: dataDir, ADMIN_TOKEN: adminToken, LOG_LEVEL: 'warn', ...env });
   const app = await createApp(config, { log: pino({ level: 'warn' }) });
   return {
     app,

@@ -6,6 +6,7 @@ import { INT32_MAX } from '../http/schemas.ts';
 import type { ApiReply } from '../http/types.ts';
 import { parseUtcTimestamp } from '../http/validation.ts';
 import { withTransaction, type Pool, type PoolClient } from '../store/database.ts';
+import { enqueueMqtt } from './mqttTopics.ts';
 import { enqueueNotifications, type Change } from './outbox.ts';
 import { GROUP_OF, type ReadCache } from './readCache.ts';
 import { objectId } from './schemas.ts';
@@ -18,6 +19,9 @@ export interface VtnDeps {
   /** Accept callback URLs on loopback and private addresses (tests, closed networks). */
   allowPrivateCallbacks: boolean;
   cache: ReadCache;
+  /** MQTT notifications (mqttTopics.ts): written to their outbox with every change when set;
+   * `written` wakes the publisher after the commit. */
+  mqtt?: { written: () => void };
 }
 
 export const TAG_PREFIX = 'OpenADR VTN';
@@ -33,11 +37,13 @@ export async function mutate<T>(deps: VtnDeps, fn: (tx: PoolClient) => Promise<{
     const { result, changes } = await fn(tx);
     changed = changes;
     for (const change of changes) written += await enqueueNotifications(tx, change);
+    if (deps.mqtt) for (const change of changes) await enqueueMqtt(tx, change);
     if (changes.length > 0) await deps.cache.announce(tx, changes[0]!.organizationId, changes.map((c) => GROUP_OF[c.kind]));
     return result;
   });
   for (const change of changed) deps.cache.bump(change.organizationId, GROUP_OF[change.kind]);
   if (written > 0) deps.notificationsWritten();
+  if (deps.mqtt && changed.length > 0) deps.mqtt.written();
   return result;
 }
 
@@ -71,10 +77,13 @@ export interface PageParams {
 export interface TargetParams {
   targetType?: string;
   targetValues?: string[];
+  /** Keys computed by the OpenADR 3.1 surface from its `targets` parameter (not a query parameter). */
+  targetKeys?: string[];
 }
 
 /** The target filter's keys, or undefined; one parameter without the other is an error. */
 export function targetFilter(q: TargetParams): string[] | undefined {
+  if (q.targetKeys) return q.targetKeys;
   const hasType = q.targetType !== undefined;
   const hasValues = q.targetValues !== undefined;
   if (hasType !== hasValues) {

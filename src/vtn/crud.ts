@@ -29,6 +29,8 @@ export interface CollectionSpec<Q, B> {
   cache: ReadCache;
   readsFrom: (caller: VtnCaller) => readonly CacheGroup[];
   notes?: { list?: string; create?: string; update?: string; remove?: string };
+  /** OpenAPI tag prefix (default `OpenADR VTN`; the 3.1.0 surface has its own). */
+  tagPrefix?: string;
   list(caller: VtnCaller, query: Q, params: Params): Promise<string>;
   create(caller: VtnCaller, body: B, params: Params): Promise<string>;
   get(caller: VtnCaller, id: string, params: Params): Promise<string | undefined>;
@@ -41,7 +43,7 @@ export function collectionRoutes<Q, B>(spec: CollectionSpec<Q, B>): RouteDef[] {
   const params = (names: string[]) => objectSchema(Object.fromEntries(names.map((n) => [n, objectId])), names);
   const itemPath = `${spec.path}/:${spec.idParam}`;
   const title = spec.noun.charAt(0).toUpperCase() + spec.noun.slice(1);
-  const tags = [`${TAG_PREFIX}: ${spec.noun}s`];
+  const tags = [`${spec.tagPrefix ?? TAG_PREFIX}: ${spec.noun}s`];
   const read = vtnAuth(spec.readScopes);
   const write = vtnAuth(spec.writeScopes);
   const common = { tags, contentTypeErrorStatus: 415 as const };

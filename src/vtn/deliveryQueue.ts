@@ -24,6 +24,10 @@ export interface Claimed {
   /** JSON text of the object and of its targets (null when untargeted). */
   object: string;
   targets: string | null;
+  /** The version the subscription speaks ('3.0.1' or '3.1.0') and what 3.1 bodies need. */
+  openadrVersion: string;
+  ext: Record<string, unknown> | null;
+  clientId: string | null;
 }
 
 /** Arbitrary but fixed (migrations use 727_274_001). */
@@ -66,7 +70,8 @@ FROM claimable c, vtn_changes ch
 WHERE n.id = c.id AND ch.id = n.change_id
 RETURNING n.id, n.organization_id AS "organizationId", n.subscription_id AS "subscriptionId", n.notification_id AS "notificationId",
   n.callback_url AS "callbackUrl", n.bearer_token AS "bearerToken", n.attempts,
-  ch.object_type AS "objectType", ch.operation, ch.object::text AS object, ch.targets::text AS targets`;
+  ch.object_type AS "objectType", ch.operation, ch.object::text AS object, ch.targets::text AS targets,
+  n.openadr_version AS "openadrVersion", ch.ext, ch.client_id AS "clientId"`;
 
 /** Claims up to `queues` subscription queues, up to `perQueue` notifications each; returns them
  * grouped by queue, in order. Undefined when another instance is claiming at this moment. */

@@ -20,6 +20,7 @@ import type { Logger } from 'pino';
 import type { Pool } from '../store/database.ts';
 import { backoffDelay, type BackoffPolicy } from '../store/retry.ts';
 import { claimBatches, purgeDelivered, recordOutcomes, releaseLeases, type Claimed, type Outcome } from './deliveryQueue.ts';
+import { notification31, to31 } from './v31/representation.ts';
 import { WebhookClient, type DeliveryResult } from './webhookClient.ts';
 
 export interface DispatcherOptions {
@@ -171,7 +172,11 @@ export class NotificationDispatcher {
 
   private post(n: Claimed): Promise<DeliveryResult> {
     // The body is assembled from stored JSON text; objectType/operation are closed enums.
-    const body = `{"notificationID":"${n.notificationId}","objectType":"${n.objectType}","operation":"${n.operation}","object":${n.object},"targets":${n.targets ?? 'null'}}`;
+    // Subscriptions written through the 3.1.0 surface get 3.1 bodies (v31/representation.ts).
+    const body =
+      n.openadrVersion === '3.1.0'
+        ? webhookBody31(n)
+        : `{"notificationID":"${n.notificationId}","objectType":"${n.objectType}","operation":"${n.operation}","object":${n.object},"targets":${n.targets ?? 'null'}}`;
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       'user-agent': 'flex-vtn-notifier/1',
@@ -258,6 +263,12 @@ export class NotificationDispatcher {
     this.client.close();
     this.running = false;
   }
+}
+
+/** A 3.1 notification (with the notificationID extension, as 3.0.1 bodies have it). */
+function webhookBody31(n: Claimed): string {
+  const object = to31(n.objectType, JSON.parse(n.object) as Record<string, unknown>, { ext: n.ext, clientID: n.objectType === 'VEN' ? undefined : n.clientId });
+  return JSON.stringify({ notificationID: n.notificationId, ...notification31(n.objectType, n.operation, object) });
 }
 
 function hostOf(url: string): string {

@@ -55,9 +55,13 @@ export async function findEventProgram(db: Queryable, caller: VtnCaller, id: str
   return found?.programId as string | undefined;
 }
 
-function change(caller: VtnCaller, operation: Change['operation'], id: string, doc: string, body: { programID: string; targets?: ValuesMap[] | null }): Change {
+/** OpenADR 3.1-only fields (an event's duration), kept in the `ext` column: undefined keeps what
+ * is stored (a 3.0.1 update), null clears it (docs/openadr-3.1.md). */
+export type Ext = Record<string, unknown> | null | undefined;
+
+function change(caller: VtnCaller, operation: Change['operation'], id: string, doc: string, body: { programID: string; targets?: ValuesMap[] | null }, ext?: Ext): Change {
   const targets = body.targets;
-  return { organizationId: caller.organizationId, kind: 'EVENT', operation, objectId: id, doc, targets, targetKeys: targetKeys(targets), programId: body.programID, ownerClientId: null };
+  return { organizationId: caller.organizationId, kind: 'EVENT', operation, objectId: id, doc, targets, targetKeys: targetKeys(targets), programId: body.programID, ownerClientId: null, ext };
 }
 
 /** Only business-logic clients write events and they see every program, so the foreign key is
@@ -69,34 +73,35 @@ function unknownProgram(err: unknown, programID: string): unknown {
     : err;
 }
 
-function columns(body: EventBody, doc: string) {
+function columns(body: EventBody, doc: string, ext: Ext) {
   const [spanStart, spanEnd] = spanColumns(spanOf(body.intervalPeriod, body.intervals));
-  return { program_id: body.programID, priority: body.priority ?? null, target_keys: targetKeys(body.targets), span_start: spanStart, span_end: spanEnd, doc };
+  const base = { program_id: body.programID, priority: body.priority ?? null, target_keys: targetKeys(body.targets), span_start: spanStart, span_end: spanEnd, doc };
+  return ext === undefined ? base : { ...base, ext: ext === null ? null : JSON.stringify(ext) };
 }
 
-export async function createEvent(deps: VtnDeps, caller: VtnCaller, body: EventBody): Promise<string> {
+export async function createEvent(deps: VtnDeps, caller: VtnCaller, body: EventBody, ext?: Ext): Promise<string> {
   const now = new Date().toISOString();
   const stamp = { id: newObjectId(), createdDateTime: now, modificationDateTime: now };
   const doc = JSON.stringify(documentOf('EVENT', stamp, body));
   try {
     return await mutate(deps, async (tx) => {
-      await insertRow(tx, TABLE, { organization_id: caller.organizationId, id: stamp.id, created_at: now, modified_at: now, ...columns(body, doc) });
-      return { result: doc, changes: [change(caller, 'POST', stamp.id, doc, body)] };
+      await insertRow(tx, TABLE, { organization_id: caller.organizationId, id: stamp.id, created_at: now, modified_at: now, ...columns(body, doc, ext) });
+      return { result: doc, changes: [change(caller, 'POST', stamp.id, doc, body, ext)] };
     });
   } catch (err) {
     throw unknownProgram(err, body.programID);
   }
 }
 
-export async function updateEvent(deps: VtnDeps, caller: VtnCaller, id: string, body: EventBody): Promise<string | undefined> {
+export async function updateEvent(deps: VtnDeps, caller: VtnCaller, id: string, body: EventBody, ext?: Ext): Promise<string | undefined> {
   try {
     return await mutate(deps, async (tx) => {
-      const found = await findObject(tx, TABLE, caller, id, { visibility: 'targeted', forUpdate: true });
+      const found = await findObject(tx, TABLE, caller, id, { visibility: 'targeted', forUpdate: true, columns: 't.ext' });
       if (!found) return { result: undefined, changes: [] };
       const stamp = { id, createdDateTime: found.createdDateTime, modificationDateTime: nextModification(found.modificationDateTime) };
       const doc = JSON.stringify(documentOf('EVENT', stamp, body));
-      await updateRow(tx, TABLE, caller.organizationId, id, { modified_at: stamp.modificationDateTime, ...columns(body, doc) });
-      return { result: doc, changes: [change(caller, 'PUT', id, doc, body)] };
+      await updateRow(tx, TABLE, caller.organizationId, id, { modified_at: stamp.modificationDateTime, ...columns(body, doc, ext) });
+      return { result: doc, changes: [change(caller, 'PUT', id, doc, body, ext === undefined ? (found.ext as Ext) : ext)] };
     });
   } catch (err) {
     throw unknownProgram(err, body.programID);
@@ -105,10 +110,10 @@ export async function updateEvent(deps: VtnDeps, caller: VtnCaller, id: string, 
 
 export async function deleteEvent(deps: VtnDeps, caller: VtnCaller, id: string): Promise<string | undefined> {
   return mutate(deps, async (tx) => {
-    const found = await findObject(tx, TABLE, caller, id, { visibility: 'targeted', forUpdate: true, columns: `t.program_id AS "programID", t.doc->'targets' AS targets` });
+    const found = await findObject(tx, TABLE, caller, id, { visibility: 'targeted', forUpdate: true, columns: `t.program_id AS "programID", t.doc->'targets' AS targets, t.ext` });
     if (!found) return { result: undefined, changes: [] };
     await deleteRow(tx, TABLE, caller.organizationId, id);
     const body = { programID: found.programID as string, targets: found.targets as ValuesMap[] | null };
-    return { result: found.doc, changes: [change(caller, 'DELETE', id, found.doc, body)] };
+    return { result: found.doc, changes: [change(caller, 'DELETE', id, found.doc, body, found.ext as Ext)] };
   });
 }

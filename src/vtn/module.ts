@@ -1,24 +1,33 @@
-// The VTN as the app wires it: its routes (the 30 endpoints and the admin notification API),
-// and its two background parts, started once the server listens and stopped before the
-// database pool closes: the webhook dispatcher and the read cache's change feed.
+// The VTN as the app wires it: its routes (the 30 endpoints, the OpenADR 3.1.0 surface over the
+// same objects and the admin notification API), and its background parts, started once the
+// server listens and stopped before the database pool closes: the webhook dispatcher, the read
+// cache's change feed, and the MQTT broker (embedded, or a connection to MQTT_URL) with the
+// publisher of the MQTT outbox.
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { RouteDef } from '../http/types.ts';
 import type { Pool } from '../store/database.ts';
+import type { VtnDeps } from './context.ts';
 import { NotificationDispatcher } from './dispatcher.ts';
+import { EmbeddedBroker, type Authenticate } from './mqttBroker.ts';
+import { externalSink, MqttPublisher, type MqttSink } from './mqttPublisher.ts';
 import { notificationAdminRoutes } from './notificationAdminRoutes.ts';
 import { ReadCache } from './readCache.ts';
 import { vtnRoutes } from './routes.ts';
+import { v31Routes, type MqttInfo } from './v31/routes.ts';
 
 export interface Vtn {
   routes: RouteDef[];
-  /** Starts the dispatcher (unless VTN_DISPATCHER=false) and the cache's change feed. Until the
-   * feed is up, reads go to the database. */
-  start(): void;
+  /** Starts the dispatcher and the MQTT publisher (unless VTN_DISPATCHER=false), the embedded
+   * broker (unless MQTT_URL or MQTT_ENABLED=false) and the cache's change feed. Until the feed is
+   * up, reads go to the database. */
+  start(): Promise<void>;
   stop(): Promise<void>;
+  /** The embedded broker's port (0 when there is none). */
+  readonly mqttPort: number;
 }
 
-export function createVtn(pool: Pool, log: Logger, config: Config): Vtn {
+export function createVtn(pool: Pool, log: Logger, config: Config, authenticate: Authenticate): Vtn {
   const dispatcher = new NotificationDispatcher(pool, log, {
     concurrency: config.vtnWebhookConcurrency,
     timeoutMs: config.vtnWebhookTimeoutMs,
@@ -28,18 +37,58 @@ export function createVtn(pool: Pool, log: Logger, config: Config): Vtn {
     allowInternal: config.vtnWebhookAllowPrivate,
   });
   const cache = new ReadCache(pool, log, { ttlMs: config.vtnReadCacheMs });
+  let broker: EmbeddedBroker | undefined;
+  let sink: MqttSink | undefined;
+  let publisher: MqttPublisher | undefined;
+  const deps: VtnDeps = {
+    pool,
+    notificationsWritten: dispatcher.kick,
+    allowPrivateCallbacks: config.vtnWebhookAllowPrivate,
+    cache,
+    mqtt: config.mqttEnabled ? { written: () => publisher?.kick() } : undefined,
+  };
+  const mqttInfo = (): MqttInfo | undefined => {
+    if (!config.mqttEnabled) return undefined;
+    let uri = config.mqttPublicUrl;
+    if (!uri && config.mqttUrl) {
+      const url = new URL(config.mqttUrl);
+      url.username = '';
+      url.password = '';
+      uri = url.toString().replace(/\/$/, '');
+    }
+    const host = config.mqttHost === '0.0.0.0' || config.mqttHost === '::' ? 'localhost' : config.mqttHost;
+    return { uris: [uri ?? `mqtt://${host.includes(':') ? `[${host}]` : host}:${broker?.port ?? config.mqttPort}`] };
+  };
   return {
-    routes: [
-      ...vtnRoutes({ pool, notificationsWritten: dispatcher.kick, allowPrivateCallbacks: config.vtnWebhookAllowPrivate, cache }),
-      ...notificationAdminRoutes(pool, dispatcher.kick),
-    ],
-    start() {
+    routes: [...vtnRoutes(deps), ...v31Routes(deps, { basePath: config.vtn31BasePath, mqtt: mqttInfo }), ...notificationAdminRoutes(pool, dispatcher.kick)],
+    async start() {
       void cache.start();
-      if (config.vtnDispatcherEnabled) dispatcher.start();
+      if (config.mqttEnabled) {
+        if (config.mqttUrl) sink = externalSink(config.mqttUrl, log, () => publisher?.kick());
+        else {
+          broker = await EmbeddedBroker.start({ host: config.mqttHost, port: config.mqttPort, pool, authenticate, log }).catch((err: NodeJS.ErrnoException) => {
+            if (err.code !== 'EADDRINUSE') throw err;
+            throw new Error(`MQTT_PORT ${config.mqttPort} on ${config.mqttHost} is in use: set MQTT_PORT (0 = any free port), MQTT_URL for an external broker, or MQTT_ENABLED=false`);
+          });
+          const embedded = broker;
+          sink = { ready: true, publish: (messages) => embedded.publish(messages), close: () => embedded.close() };
+          log.info({ port: broker.port }, 'embedded MQTT broker listening');
+        }
+        publisher = new MqttPublisher(pool, sink, log, config.vtnDispatchPollMs);
+      }
+      if (config.vtnDispatcherEnabled) {
+        dispatcher.start();
+        publisher?.start();
+      }
     },
     async stop() {
       await cache.stop();
       await dispatcher.stop();
+      await publisher?.stop();
+      await sink?.close();
+    },
+    get mqttPort() {
+      return broker?.port ?? 0;
     },
   };
 }

@@ -1,6 +1,8 @@
 // /api/admin/notifications — what the webhook dispatcher is doing, for operators (global
 // administrators): notifications by state (pending, delivered, dead) with their last error, and
-// the retry of a dead one. Bearer tokens are never shown.
+// the retry of a dead one. Bearer tokens are never shown. And the MQTT outbox
+// (/api/admin/mqtt-messages): each change's message with its topics, pending until the broker
+// acknowledged it.
 import { conflict, notFound } from '../http/errors.ts';
 import { arrayOf, dateTime, int32Id, objectSchema, pageQueryProperties, pageReply, querySchema, totalCountHeader, type Page } from '../http/schemas.ts';
 import type { ApiRequest, AuthRequirement, RouteDef } from '../http/types.ts';
@@ -44,6 +46,34 @@ const COLUMNS = `n.notification_id AS id, n.organization_id AS "organizationId",
 const FROM = 'vtn_notifications n JOIN vtn_changes c ON c.id = n.change_id';
 const idParams = objectSchema({ notificationId: { type: 'string', format: 'uuid' } }, ['notificationId']);
 
+const MQTT_STATES = ['pending', 'published'] as const;
+
+const mqttMessageSchema = objectSchema(
+  {
+    id: { type: 'integer', description: 'Outbox order: messages are published in this order.' },
+    organizationId: int32Id,
+    objectType: { type: 'string', enum: [...OBJECT_KINDS] },
+    operation: { type: 'string', enum: ['CREATE', 'UPDATE', 'DELETE'] },
+    objectID: { type: 'string' },
+    topicCount: { type: 'integer', description: 'Topics the message goes to (per-VEN topics included).' },
+    topics: arrayOf({ type: 'string' }, { description: 'The first 20 topics.' }),
+    state: { type: 'string', enum: [...MQTT_STATES] },
+    attempts: { type: 'integer', description: 'Publishing attempts (a failed one leaves it pending).' },
+    lastError: { type: ['string', 'null'], description: 'Why the last attempt failed (broker down, no acknowledgement).' },
+    createdAt: dateTime,
+    publishedAt: { type: ['string', 'null'], format: 'date-time', description: 'When the broker acknowledged every topic.' },
+  },
+  ['id', 'organizationId', 'objectType', 'operation', 'objectID', 'topicCount', 'topics', 'state', 'attempts', 'lastError', 'createdAt', 'publishedAt'],
+  { title: 'VtnMqttMessageStatus' },
+);
+
+interface MqttListQuery {
+  state?: string;
+  organizationId?: number;
+  limit: number;
+  offset: number;
+}
+
 interface ListQuery {
   state?: string;
   organizationId?: number;
@@ -77,6 +107,27 @@ export async function oldestPendingNotificationSeconds(db: Queryable): Promise<n
 
 export function notificationAdminRoutes(db: Queryable, onRetry: () => void): RouteDef[] {
   return [
+    {
+      method: 'GET',
+      path: '/api/admin/mqtt-messages',
+      summary: 'List the VTN’s MQTT notifications',
+      description: 'The MQTT outbox, oldest first: one message per change with its topics; pending until the broker acknowledged it (QoS 1), then published. Filter by state and organization.',
+      tags: TAGS,
+      auth: ADMIN,
+      query: querySchema({ state: { type: 'string', enum: [...MQTT_STATES] }, organizationId: int32Id, ...pageQueryProperties }),
+      responses: { 200: { description: 'The messages', schema: arrayOf(mqttMessageSchema) } },
+      handler: async (req: ApiRequest<unknown, MqttListQuery>) => {
+        const q = req.query;
+        const { rows } = await db.query(
+          `SELECT id::int AS id, organization_id AS "organizationId", object_type AS "objectType", operation, object_id AS "objectID", cardinality(topics) AS "topicCount",
+             topics[1:20] AS topics, state, attempts, last_error AS "lastError", created_at AS "createdAt", published_at AS "publishedAt"
+           FROM vtn_mqtt_messages WHERE ($1::text IS NULL OR state = $1) AND ($2::int IS NULL OR organization_id = $2)
+           ORDER BY id LIMIT $3 OFFSET $4`,
+          [q.state ?? null, q.organizationId ?? null, q.limit, q.offset],
+        );
+        return { status: 200, body: rows };
+      },
+    },
     {
       method: 'GET',
       path: '/api/admin/notifications',

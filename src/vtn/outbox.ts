@@ -29,16 +29,19 @@ export interface Change {
   /** The credential owning the object (report/subscription creator, a VEN's or a resource's
    * VEN's client); null when unbound. Decides what VEN clients' subscriptions hear about. */
   ownerClientId: string | null;
+  /** OpenADR 3.1-only fields kept beside the document (programs and events; docs/openadr-3.1.md). */
+  ext?: Record<string, unknown> | null;
 }
 
 /** Programs and events reach VEN clients by targets; the other kinds by ownership. */
 const TARGETED_KINDS: ReadonlySet<ObjectKind> = new Set(['PROGRAM', 'EVENT']);
 
 // $1 organization, $2 'KIND:OPERATION', $3 program, $4 the object's target keys,
-// $5 targeted kind, $6 owner client, $7 kind, $8 operation, $9 object id, $10 doc, $11 targets.
+// $5 targeted kind, $6 owner client, $7 kind, $8 operation, $9 object id, $10 doc, $11 targets,
+// $12 the 3.1-only fields.
 const ENQUEUE = `
 WITH matched AS (
-  SELECT DISTINCT ON (s.seq, cb.callback_url, cb.bearer_token) s.id, s.seq, cb.callback_url, cb.bearer_token
+  SELECT DISTINCT ON (s.seq, cb.callback_url, cb.bearer_token) s.id, s.seq, cb.callback_url, cb.bearer_token, s.openadr_version
   FROM vtn_subscription_callbacks cb
   JOIN vtn_subscriptions s ON s.organization_id = cb.organization_id AND s.id = cb.subscription_id
   WHERE cb.organization_id = $1 AND cb.object_operation = $2
@@ -50,12 +53,12 @@ WITH matched AS (
   ORDER BY s.seq, cb.callback_url, cb.bearer_token
 ),
 change AS (
-  INSERT INTO vtn_changes (organization_id, object_type, operation, object_id, object, targets)
-  SELECT $1, $7, $8, $9, $10, $11 WHERE EXISTS (SELECT 1 FROM matched)
+  INSERT INTO vtn_changes (organization_id, object_type, operation, object_id, object, targets, ext, client_id)
+  SELECT $1, $7, $8, $9, $10, $11, $12, $6 WHERE EXISTS (SELECT 1 FROM matched)
   RETURNING id
 )
-INSERT INTO vtn_notifications (change_id, organization_id, subscription_id, callback_url, bearer_token)
-SELECT change.id, $1, m.id, m.callback_url, m.bearer_token FROM change, matched m ORDER BY m.seq
+INSERT INTO vtn_notifications (change_id, organization_id, subscription_id, callback_url, bearer_token, openadr_version)
+SELECT change.id, $1, m.id, m.callback_url, m.bearer_token, m.openadr_version FROM change, matched m ORDER BY m.seq
 RETURNING 1`;
 
 /** Writes the notifications of a change; returns how many (0: nothing to deliver). */
@@ -75,6 +78,7 @@ export async function enqueueNotifications(tx: Queryable, change: Change): Promi
       change.objectId,
       change.doc,
       change.targets ? JSON.stringify(change.targets) : null,
+      change.ext ? JSON.stringify(change.ext) : null,
     ],
   });
   return result.rowCount ?? 0;

@@ -7,6 +7,7 @@ import { mutate, targetFilter, type PageParams, type TargetParams, type VtnDeps 
 import { deleteRow, findObject, insertRow, updateRow, visibleTo } from './objects.ts';
 import type { Change } from './outbox.ts';
 import { documentOf, listDocuments, newObjectId, nextModification, query, violatedUnique, Where } from './sql.ts';
+import type { Ext } from './events.ts';
 import { targetKeys, type ValuesMap } from './targets.ts';
 
 const TABLE = 'vtn_programs';
@@ -38,15 +39,18 @@ export async function programVisible(db: Queryable, caller: VtnCaller, id: strin
   return (await findObject(db, TABLE, caller, id, { visibility: 'targeted' })) !== undefined;
 }
 
-function change(caller: VtnCaller, operation: Change['operation'], id: string, doc: string, targets: ValuesMap[] | null | undefined): Change {
-  return { organizationId: caller.organizationId, kind: 'PROGRAM', operation, objectId: id, doc, targets, targetKeys: targetKeys(targets), programId: id, ownerClientId: null };
+function change(caller: VtnCaller, operation: Change['operation'], id: string, doc: string, targets: ValuesMap[] | null | undefined, ext: Ext): Change {
+  return { organizationId: caller.organizationId, kind: 'PROGRAM', operation, objectId: id, doc, targets, targetKeys: targetKeys(targets), programId: id, ownerClientId: null, ext };
 }
+
+/** The ext column of a write: absent (kept) when undefined (see events.ts, Ext). */
+const extColumn = (ext: Ext) => (ext === undefined ? {} : { ext: ext === null ? null : JSON.stringify(ext) });
 
 function nameTaken(err: unknown, name: string): unknown {
   return violatedUnique(err) === 'vtn_programs_name_key' ? conflict(`programName ${JSON.stringify(name)} is already used in this VTN`) : err;
 }
 
-export async function createProgram(deps: VtnDeps, caller: VtnCaller, body: ProgramBody): Promise<string> {
+export async function createProgram(deps: VtnDeps, caller: VtnCaller, body: ProgramBody, ext?: Ext): Promise<string> {
   const now = new Date().toISOString();
   const stamp = { id: newObjectId(), createdDateTime: now, modificationDateTime: now };
   const doc = JSON.stringify(documentOf('PROGRAM', stamp, body));
@@ -60,18 +64,19 @@ export async function createProgram(deps: VtnDeps, caller: VtnCaller, body: Prog
         created_at: now,
         modified_at: now,
         doc,
+        ...extColumn(ext),
       });
-      return { result: doc, changes: [change(caller, 'POST', stamp.id, doc, body.targets)] };
+      return { result: doc, changes: [change(caller, 'POST', stamp.id, doc, body.targets, ext)] };
     });
   } catch (err) {
     throw nameTaken(err, body.programName);
   }
 }
 
-export async function updateProgram(deps: VtnDeps, caller: VtnCaller, id: string, body: ProgramBody): Promise<string | undefined> {
+export async function updateProgram(deps: VtnDeps, caller: VtnCaller, id: string, body: ProgramBody, ext?: Ext): Promise<string | undefined> {
   try {
     return await mutate(deps, async (tx) => {
-      const found = await findObject(tx, TABLE, caller, id, { visibility: 'targeted', forUpdate: true });
+      const found = await findObject(tx, TABLE, caller, id, { visibility: 'targeted', forUpdate: true, columns: 't.ext' });
       if (!found) return { result: undefined, changes: [] };
       const stamp = { id, createdDateTime: found.createdDateTime, modificationDateTime: nextModification(found.modificationDateTime) };
       const doc = JSON.stringify(documentOf('PROGRAM', stamp, body));
@@ -80,8 +85,9 @@ export async function updateProgram(deps: VtnDeps, caller: VtnCaller, id: string
         target_keys: targetKeys(body.targets),
         modified_at: stamp.modificationDateTime,
         doc,
+        ...extColumn(ext),
       });
-      return { result: doc, changes: [change(caller, 'PUT', id, doc, body.targets)] };
+      return { result: doc, changes: [change(caller, 'PUT', id, doc, body.targets, ext === undefined ? (found.ext as Ext) : ext)] };
     });
   } catch (err) {
     throw nameTaken(err, body.programName);
@@ -90,13 +96,13 @@ export async function updateProgram(deps: VtnDeps, caller: VtnCaller, id: string
 
 export async function deleteProgram(deps: VtnDeps, caller: VtnCaller, id: string): Promise<string | undefined> {
   return mutate(deps, async (tx) => {
-    const found = await findObject(tx, TABLE, caller, id, { visibility: 'targeted', forUpdate: true, columns: 't.doc->\'targets\' AS targets' });
+    const found = await findObject(tx, TABLE, caller, id, { visibility: 'targeted', forUpdate: true, columns: 't.doc->\'targets\' AS targets, t.ext' });
     if (!found) return { result: undefined, changes: [] };
     // The foreign key from events refuses too; this check gives the reason in words.
     const events = await query<{ n: number }>(tx, 'SELECT count(*) AS n FROM vtn_events WHERE organization_id = $1 AND program_id = $2', [caller.organizationId, id]);
     const count = events[0]!.n;
     if (count > 0) throw conflict(`Program ${id} still has ${count} event${count === 1 ? '' : 's'}; delete them first (programs are not deleted with their events)`);
     await deleteRow(tx, TABLE, caller.organizationId, id);
-    return { result: found.doc, changes: [change(caller, 'DELETE', id, found.doc, found.targets as ValuesMap[] | null)] };
+    return { result: found.doc, changes: [change(caller, 'DELETE', id, found.doc, found.targets as ValuesMap[] | null, found.ext as Ext)] };
   });
 }

@@ -4,7 +4,7 @@ import { conflict, notFound } from '../http/errors.ts';
 import type { Queryable } from '../store/database.ts';
 import type { VtnCaller } from './access.ts';
 import { mutate, targetFilter, type PageParams, type TargetParams, type VtnDeps } from './context.ts';
-import { deleteRow, findObject, insertRow, updateRow } from './objects.ts';
+import { deleteRow, findObject, insertRow, updateRow, visibleTo } from './objects.ts';
 import type { Change } from './outbox.ts';
 import { documentOf, listDocuments, newObjectId, nextModification, violatedUnique, Where } from './sql.ts';
 import { targetKeys, type ValuesMap } from './targets.ts';
@@ -35,6 +35,19 @@ export async function listResources(db: Queryable, caller: VtnCaller, venId: str
   w.add(`t.organization_id = ${w.param(caller.organizationId)}`).add(`t.ven_id = ${w.param(venId)}`);
   if (q.resourceName !== undefined) w.add(`t.resource_name = ${w.param(q.resourceName)}`);
   if (keys) w.add(`t.target_keys && ${w.param(keys)}::text[]`);
+  return listDocuments(db, TABLE, w, ['seq'], q);
+}
+
+/** Resources of every VEN the caller may see (OpenADR 3.1 lists them first-level). */
+export function listAllResources(db: Queryable, caller: VtnCaller, q: ResourceQuery & { venID?: string }): Promise<string> {
+  const keys = targetFilter(q);
+  const w = new Where();
+  w.add(`t.organization_id = ${w.param(caller.organizationId)}`);
+  if (q.venID !== undefined) w.add(`t.ven_id = ${w.param(q.venID)}`);
+  if (q.resourceName !== undefined) w.add(`t.resource_name = ${w.param(q.resourceName)}`);
+  if (keys) w.add(`t.target_keys && ${w.param(keys)}::text[]`);
+  const visible = visibleTo(caller, 'resource', w);
+  if (visible) w.add(visible);
   return listDocuments(db, TABLE, w, ['seq'], q);
 }
 

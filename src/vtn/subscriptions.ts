@@ -68,9 +68,12 @@ async function check(deps: VtnDeps, db: Queryable, caller: VtnCaller, body: Subs
   }
 }
 
-function columns(body: SubscriptionBody, doc: string) {
+/** The OpenADR version of the surface writing a subscription: its webhooks' body format. */
+export type OpenAdrVersion = '3.0.1' | '3.1.0';
+
+function columns(body: SubscriptionBody, doc: string, version: OpenAdrVersion) {
   const kinds = new Set(body.objectOperations?.flatMap((entry) => entry.objects));
-  return { program_id: body.programID, client_name: body.clientName, object_kinds: [...kinds], target_keys: targetKeys(body.targets), doc };
+  return { program_id: body.programID, client_name: body.clientName, object_kinds: [...kinds], target_keys: targetKeys(body.targets), doc, openadr_version: version };
 }
 
 /** One row per (kind, operation) an entry names, with its callback: what the outbox matches on
@@ -99,7 +102,7 @@ async function writeCallbacks(tx: Queryable, caller: VtnCaller, id: string, body
   );
 }
 
-export async function createSubscription(deps: VtnDeps, caller: VtnCaller, body: SubscriptionBody): Promise<string> {
+export async function createSubscription(deps: VtnDeps, caller: VtnCaller, body: SubscriptionBody, version: OpenAdrVersion = '3.0.1'): Promise<string> {
   const now = new Date().toISOString();
   const stamp = { id: newObjectId(), createdDateTime: now, modificationDateTime: now };
   const doc = JSON.stringify(documentOf('SUBSCRIPTION', stamp, body));
@@ -112,21 +115,21 @@ export async function createSubscription(deps: VtnDeps, caller: VtnCaller, body:
       owner_is_ven: caller.ven,
       created_at: now,
       modified_at: now,
-      ...columns(body, doc),
+      ...columns(body, doc, version),
     });
     await writeCallbacks(tx, caller, stamp.id, body, false);
     return { result: doc, changes: [change(caller, 'POST', stamp.id, doc, body, caller.clientId)] };
   });
 }
 
-export async function updateSubscription(deps: VtnDeps, caller: VtnCaller, id: string, body: SubscriptionBody): Promise<string | undefined> {
+export async function updateSubscription(deps: VtnDeps, caller: VtnCaller, id: string, body: SubscriptionBody, version: OpenAdrVersion = '3.0.1'): Promise<string | undefined> {
   return mutate(deps, async (tx) => {
     const found = await findObject(tx, TABLE, caller, id, { visibility: 'owned', forUpdate: true, columns: 't.owner_client_id AS owner' });
     if (!found) return { result: undefined, changes: [] };
     await check(deps, tx, caller, body);
     const stamp = { id, createdDateTime: found.createdDateTime, modificationDateTime: nextModification(found.modificationDateTime) };
     const doc = JSON.stringify(documentOf('SUBSCRIPTION', stamp, body));
-    await updateRow(tx, TABLE, caller.organizationId, id, { modified_at: stamp.modificationDateTime, ...columns(body, doc) });
+    await updateRow(tx, TABLE, caller.organizationId, id, { modified_at: stamp.modificationDateTime, ...columns(body, doc, version) });
     await writeCallbacks(tx, caller, id, body, true);
     return { result: doc, changes: [change(caller, 'PUT', id, doc, body, found.owner as string)] };
   });

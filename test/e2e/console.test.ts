@@ -1,6 +1,6 @@
 // The analyst console in a real headless Chromium against the real server: sign-in both ways,
 // readings charted exactly as the API answers them, hourly averages, zoom, CSV, coverage, the
-// demand-response timeline, a dead-lettered notification retried, and refusals shown plainly.
+// demand-response timeline, a dead-lettered notification retried (MQTT delivery state beside it), and refusals shown plainly.
 import fs from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -274,6 +274,12 @@ describe.skipIf(NO_CHROMIUM !== undefined)('the console in Chromium', { timeout:
     await waitFor('delivered in the console', async () => (await states.getAttribute('data-delivered')) === '1' || undefined);
     expect(await states.getAttribute('data-dead')).toBe('0');
     expect(receiver.received.at(-1)!.status).toBe(200);
+    // MQTT delivery state beside it: the program, subscription and event went to the broker too.
+    const mqttStates = page.getByTestId('mqtt-messages');
+    await mqttStates.getByRole('button').click();
+    await waitFor('MQTT messages published', async () => Number(await mqttStates.getAttribute('data-published')) >= 3 || undefined);
+    expect(await mqttStates.getAttribute('data-pending')).toBe('0');
+    expect(await mqttStates.locator('[data-state=published]').count()).toBeGreaterThanOrEqual(3);
   });
 
   it('shows the market: orders, transactions with their validation status, settlement, substation impact', async () => {

@@ -19,7 +19,7 @@ export interface FlexProcess {
 export async function startFlexProcess(env: Record<string, string>, timeoutMs = 60_000): Promise<FlexProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: ROOT,
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
+    env: { ...process.env, PORT: '0', MQTT_PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

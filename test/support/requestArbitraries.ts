@@ -160,10 +160,13 @@ export function mutated(valid: fc.Arbitrary<unknown>): fc.Arbitrary<unknown> {
       const all = nodes(root, (v) => (root = v));
       const node = all[m.at % all.length]!;
       const current = node.get();
-      if (m.kind === 'replace') node.set(m.hostile);
-      else if (m.kind === 'unknown-member' && current && typeof current === 'object' && !Array.isArray(current)) (current as Record<string, unknown>)['unexpected\u0000member'] = m.hostile;
+      // A copy of the hostile value: a second mutation may land inside it, and the shared
+      // constant must neither change nor end up containing itself (a cycle JSON cannot encode).
+      const hostile = structuredClone(m.hostile);
+      if (m.kind === 'replace') node.set(hostile);
+      else if (m.kind === 'unknown-member' && current && typeof current === 'object' && !Array.isArray(current)) (current as Record<string, unknown>)['unexpected\u0000member'] = hostile;
       else if (m.kind === 'wrap') node.set([current]);
-      else node.set(m.hostile);
+      else node.set(hostile);
     }
     return root;
   });

@@ -83,7 +83,7 @@ export interface TestApp {
 export async function startTestApp(env: Record<string, string> = {}, databaseUrl?: string): Promise<TestApp> {
   const dbUrl = databaseUrl ?? (await createTestDatabase());
   const adminToken = `flex_pat_test_${randomBytes(24).toString('base64url')}`;
-  const config = loadConfig({ PORT: '0', DATABASE_URL: dbUrl, ADMIN_TOKEN: adminToken, DB_POOL_MAX: '5', LOG_LEVEL: 'silent', DATA_DIR: '/tmp/flex-test-unused', ...env });
+  const config = loadConfig({ PORT: '0', DATABASE_URL: dbUrl, ADMIN_TOKEN: adminToken, DB_POOL_MAX: '5', LOG_LEVEL: 'silent', DATA_DIR: '/tmp/flex-test-unused', MQTT_PORT: '0', ...env });
   const app = await createApp(config, { log: pino({ level: env.LOG_LEVEL ?? 'silent' }) });
   const api = new Api(app.baseUrl);
   return { app, api, url: app.baseUrl, adminToken, databaseUrl: dbUrl, close: () => app.close() };

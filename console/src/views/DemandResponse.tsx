@@ -1,7 +1,7 @@
 // Demand response, through the VTN API of the token's organization: programs with their events
 // on a timeline (intervals and payload values), VENs and their resources, subscriptions with the
 // delivery state of their webhook notifications (the admin API: global administrators), and the
-// retry of a dead one.
+// retry of a dead one; beside them, the MQTT notifications (OpenADR 3.1 notifier) and their state.
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { allPages, call } from '../api/client.ts';
 import type { Session } from '../api/session.ts';
@@ -143,6 +143,84 @@ function Timeline({ programs, events, start, end }: { programs: Program[]; event
           </table>
         </div>
       ) : null}
+    </div>
+  );
+}
+
+interface MqttMessage {
+  id: number;
+  objectType: string;
+  operation: string;
+  objectID: string;
+  topicCount: number;
+  state: 'pending' | 'published';
+  attempts: number;
+  lastError: string | null;
+  createdAt: string;
+  publishedAt: string | null;
+}
+
+const MQTT_SHOWN = 10;
+
+async function mqttMessagesOf(organizationId: number): Promise<{ pending: MqttMessage[]; published: MqttMessage[] }> {
+  const [pending, published] = await Promise.all(
+    (['pending', 'published'] as const).map((state) => call<MqttMessage[]>('/api/admin/mqtt-messages', { query: { organizationId, state, limit: NOTIFICATION_PAGE } })),
+  );
+  return { pending: pending!, published: published! };
+}
+
+/** MQTT delivery state beside the webhooks': messages wait in the outbox until the broker acknowledged them. */
+function MqttMessages({ session }: { session: Session }) {
+  const org = session.me.organizationId;
+  const admin = session.me.globalAdmin;
+  const messages = useAsync(admin && org !== null ? () => mqttMessagesOf(org) : undefined, [admin, org]);
+  const pending = messages.value?.pending ?? [];
+  const published = messages.value?.published ?? [];
+  useEffect(() => {
+    if (pending.length === 0) return;
+    const timer = setTimeout(messages.reload, 2000);
+    return () => clearTimeout(timer);
+  }, [messages.value]);
+  if (!admin) return <p class="muted">MQTT delivery states are shown to global administrators (GET /api/admin/mqtt-messages).</p>;
+  const shown = [...pending, ...published.slice(-MQTT_SHOWN)].sort((a, b) => b.id - a.id).slice(0, MQTT_SHOWN + pending.length);
+  const count = (list: MqttMessage[]) => (list.length >= NOTIFICATION_PAGE ? `${list.length}+` : String(list.length));
+  return (
+    <div data-testid="mqtt-messages" data-pending={count(pending)} data-published={count(published)}>
+      <ErrorBox error={messages.error} what="MQTT notifications" />
+      <p>
+        {count(pending)} pending (waiting for the broker), {count(published)} published.{' '}
+        <button type="button" onClick={messages.reload}>
+          Refresh MQTT states
+        </button>
+      </p>
+      <table>
+        <thead>
+          <tr>
+            <th>#</th>
+            <th>object</th>
+            <th>topics</th>
+            <th>state</th>
+            <th>attempts</th>
+            <th>when</th>
+            <th>last error</th>
+          </tr>
+        </thead>
+        <tbody>
+          {shown.map((m) => (
+            <tr data-mqtt-id={m.id} data-state={m.state}>
+              <td>{m.id}</td>
+              <td>
+                {m.objectType} {m.operation} <span class="muted">{m.objectID}</span>
+              </td>
+              <td>{m.topicCount}</td>
+              <td>{m.state}</td>
+              <td>{m.attempts}</td>
+              <td>{formatInstant(m.publishedAt ?? m.createdAt)}</td>
+              <td>{m.lastError ?? '—'}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
     </div>
   );
 }
@@ -322,6 +400,8 @@ export function DemandResponse({ session }: { session: Session }) {
           {vens.length === 0 ? <p class="notice">No VENs.</p> : null}
           <h2>Subscriptions and notifications</h2>
           <Subscriptions session={session} subscriptions={subscriptions} programs={programs} />
+          <h2>MQTT notifications</h2>
+          <MqttMessages session={session} />
         </>
       ) : null}
     </section>
