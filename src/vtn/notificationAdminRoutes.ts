@@ -111,21 +111,26 @@ export function notificationAdminRoutes(db: Queryable, onRetry: () => void): Rou
       method: 'GET',
       path: '/api/admin/mqtt-messages',
       summary: 'List the VTN’s MQTT notifications',
-      description: 'The MQTT outbox, oldest first: one message per change with its topics; pending until the broker acknowledged it (QoS 1), then published. Filter by state and organization.',
+      description:
+        'The MQTT outbox, oldest first: one message per change with its topics; pending until the broker acknowledged it (QoS 1), then published. Filter by state and organization. X-Total-Count gives the number matching the filters across all pages.',
       tags: TAGS,
       auth: ADMIN,
       query: querySchema({ state: { type: 'string', enum: [...MQTT_STATES] }, organizationId: int32Id, ...pageQueryProperties }),
-      responses: { 200: { description: 'The messages', schema: arrayOf(mqttMessageSchema) } },
+      responses: { 200: { description: 'The messages', schema: arrayOf(mqttMessageSchema), headers: totalCountHeader } },
       handler: async (req: ApiRequest<unknown, MqttListQuery>) => {
         const q = req.query;
-        const { rows } = await db.query(
-          `SELECT id::int AS id, organization_id AS "organizationId", object_type AS "objectType", operation, object_id AS "objectID", cardinality(topics) AS "topicCount",
-             topics[1:20] AS topics, state, attempts, last_error AS "lastError", created_at AS "createdAt", published_at AS "publishedAt"
-           FROM vtn_mqtt_messages WHERE ($1::text IS NULL OR state = $1) AND ($2::int IS NULL OR organization_id = $2)
-           ORDER BY id LIMIT $3 OFFSET $4`,
-          [q.state ?? null, q.organizationId ?? null, q.limit, q.offset],
-        );
-        return { status: 200, body: rows };
+        const where = 'WHERE ($1::text IS NULL OR state = $1) AND ($2::int IS NULL OR organization_id = $2)';
+        const filters = [q.state ?? null, q.organizationId ?? null];
+        const [page, count] = await Promise.all([
+          db.query(
+            `SELECT id::int AS id, organization_id AS "organizationId", object_type AS "objectType", operation, object_id AS "objectID", cardinality(topics) AS "topicCount",
+               topics[1:20] AS topics, state, attempts, last_error AS "lastError", created_at AS "createdAt", published_at AS "publishedAt"
+             FROM vtn_mqtt_messages ${where} ORDER BY id LIMIT $3 OFFSET $4`,
+            [...filters, q.limit, q.offset],
+          ),
+          db.query<{ total: number }>(`SELECT count(*) AS total FROM vtn_mqtt_messages ${where}`, filters),
+        ]);
+        return pageReply({ items: page.rows, total: count.rows[0]!.total });
       },
     },
     {
