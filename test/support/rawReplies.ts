@@ -37,7 +37,10 @@ export function checkRawReplies(app: App): RawReplyLog {
     const handler = def.handler;
     def.handler = async (req) => {
       const reply: ApiReply = await handler(req);
-      if (reply.raw === undefined || !isJson(reply.contentType) || key in RAW_WITHOUT_SCHEMA || reply.raw.length > MAX_CHECKED_BYTES) return reply;
+      if (reply.raw === undefined || !isJson(reply.contentType) || key in RAW_WITHOUT_SCHEMA) return reply;
+      // A raw reply may come as pieces (readings, one per register: compression.ts streams them).
+      const raw = Array.isArray(reply.raw) ? Buffer.concat(reply.raw.map((piece) => (typeof piece === 'string' ? Buffer.from(piece) : piece))) : reply.raw;
+      if (raw.length > MAX_CHECKED_BYTES) return reply;
       const schema = def.responses[reply.status]?.schema;
       if (!schema) {
         log.failures.push(`${key} → ${reply.status}: a raw JSON reply with no response schema for the status`);
@@ -45,7 +48,7 @@ export function checkRawReplies(app: App): RawReplyLog {
       }
       let validate = validators.get(schema);
       if (!validate) validators.set(schema, (validate = compile(ajv, schema, `${key} response ${reply.status}`)));
-      const body: unknown = JSON.parse(reply.raw.toString());
+      const body: unknown = JSON.parse(raw.toString());
       if (!validate(body)) log.failures.push(`${key} → ${reply.status}: ${ajv.errorsText(validate.errors)}`);
       if (!log.checked.has(key)) log.checked.set(key, new Set());
       log.checked.get(key)!.add(reply.status);
