@@ -71,15 +71,20 @@ describe(`raw HTTP/1.1 (${process.env.HTTP_SERVER ?? 'node'} server)`, () => {
   });
 
   it('HEAD is GET without a body: same status and headers, Content-Length of the GET body', async () => {
+    // /health's body carries the uptime (its length varies): the exact length is compared on the
+    // OpenAPI document, whose body is the same every time.
     const get = parseResponses((await rawExchange(port, 'GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')).text)[0]!;
+    const getSpec = parseResponses((await rawExchange(port, 'GET /api/openapi.json HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')).text)[0]!;
     const first = await rawExchange(port, 'HEAD /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n', 500);
     const both = await rawExchange(port, 'HEAD /api/openapi.json HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n', 500);
     const [head] = parseResponses(first.text, [true]);
     const [spec] = parseResponses(both.text, [true]);
     expect(head!.status).toBe(200);
     expect(head!.headers['content-type']).toBe(get.headers['content-type']);
-    expect(Number(head!.headers['content-length'])).toBe(Buffer.byteLength(get.body));
+    expect(Number(head!.headers['content-length'])).toBeGreaterThan(0);
     expect(spec!.status).toBe(200);
+    expect(spec!.headers['content-type']).toBe(getSpec.headers['content-type']);
+    expect(spec!.headers['content-length']).toBe(getSpec.headers['content-length']);
     expect(Number(spec!.headers['content-length'])).toBeGreaterThan(1000);
     // Nothing after the second response's headers: no body bytes.
     expect(both.text.endsWith('\r\n\r\n')).toBe(true);
