@@ -11,7 +11,7 @@
 import type { TimeSeriesStore } from '../../store/timeseries/types.ts';
 import type { RegisterForRead } from '../meterStore.ts';
 import { aggregateOf } from '../readingsQuery.ts';
-import { startOfLocalDay } from '../../../workers/virtual/time.ts';
+import { startOfLocalDay } from '../../shared/virtual/time.ts';
 
 export const EXPORT_HEADER = 'registerId,timestamp,periodTo,updatedAt,value,resolution\n';
 
