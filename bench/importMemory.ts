@@ -92,7 +92,7 @@ function rssOf(pid: number): number | undefined {
     return undefined;
   }
 }
-const child = spawn(process.execPath, ['--import', 'tsx', 'src/meter/cli/importCsv.ts', csvFile, '--progress-interval', '15'], {
+const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/importCsv.ts', csvFile, '--progress-interval', '15'], {
   env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '' },
   stdio: ['ignore', 'pipe', 'inherit'],
 });

@@ -13,7 +13,11 @@ import { TokenSigner, loadSigningKey } from './auth/tokens.ts';
 import { vtnCredentialRoutes } from './auth/vtnCredentialRoutes.ts';
 import type { Config } from './config.ts';
 import { HttpError } from './http/errors.ts';
+import { Compression } from './http/compression.ts';
+import { Cors } from './http/cors.ts';
 import { HttpMetrics } from './http/metrics.ts';
+import { DomainMetrics } from './domainMetrics.ts';
+import { notificationsByState, oldestPendingNotificationSeconds } from './vtn/notificationAdminRoutes.ts';
 import { buildOpenApi } from './http/openapi.ts';
 import { opsRoutes } from './http/opsRoutes.ts';
 import { MemoryRateLimitStore, type RateLimitStore } from './http/rateLimit.ts';
@@ -36,7 +40,7 @@ import { clearDueOrders } from './products/clearing.ts';
 import { productRoutes } from './products/productRoutes.ts';
 import { settlementRoutes } from './products/settlementRoutes.ts';
 import type { ValidationDeps } from './products/validationData.ts';
-import { validateDueTransactions } from './products/validationJob.ts';
+import { validateDueTransactions, validationBacklog } from './products/validationJob.ts';
 import { validationAdminRoutes } from './products/validationRoutes.ts';
 import { meterRoutes } from './meter/meterRoutes.ts';
 import { readingsRoutes } from './meter/readingsRoutes.ts';
@@ -119,6 +123,15 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     metrics.gauge('db_pool_connections', 'Open database connections of this instance', () => pool.totalCount);
     metrics.gauge('db_pool_idle', 'Idle database connections', () => pool.idleCount);
     metrics.gauge('db_pool_waiting', 'Queries waiting for a database connection', () => pool.waitingCount);
+    const domainMetrics = new DomainMetrics(metrics.registry, timeSeries.backend);
+    domainMetrics.watch(
+      {
+        notificationsByState: () => notificationsByState(pool),
+        oldestPendingNotificationSeconds: () => oldestPendingNotificationSeconds(pool),
+        validationBacklog: () => validationBacklog(pool, { delayMs: config.validationDelayMs, windowMs: config.validationWindowMs }),
+      },
+      log,
+    );
 
     // The VTN's webhook dispatcher and read cache: started once the server listens, stopped
     // before the pool closes.
@@ -152,6 +165,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         store: timeSeries,
         virtual,
         maxPoints: config.readingsMaxPoints,
+        metrics: domainMetrics,
         rateLimit: [
           { seconds: 1, max: config.rateLimitReadingsPerSecond },
           { seconds: 60, max: config.rateLimitReadingsPerMinute },
@@ -167,17 +181,24 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         if (route.auth !== 'public' && !route.rateLimit) route.rateLimit = { name: 'api', windows: [{ seconds: 60, max: config.rateLimitApiPerMinute }] };
       }
     }
-    const router = new Router(routes, { authenticate: authenticator.authenticate, rateLimits, log, translateError });
+    const router = new Router(routes, {
+      authenticate: authenticator.authenticate,
+      rateLimits,
+      log,
+      translateError,
+      compression: new Compression({ encodings: config.compressionEncodings, minBytes: config.compressionMinBytes }),
+      cors: new Cors(config.corsOrigins),
+    });
     const { server, reason } = createHttpServer(router, { host: config.host, port: config.port, bodyLimit: config.bodyLimitBytes, trustProxy: config.trustProxy, log, metrics }, config.httpServer);
     const port = await server.listen();
     log.info({ httpServer: server.kind, runs: server.description, reason }, `HTTP server: ${server.description}`);
-    const clearing = new PeriodicJob('clearing', () => clearDueOrders(pool), config.clearingIntervalMs, log);
+    const clearing = new PeriodicJob('clearing', () => clearDueOrders(pool), config.clearingIntervalMs, log, domainMetrics);
     clearing.start();
     cleanups.unshift(() => clearing.stop());
     await vtn.start();
     const timing = { delayMs: config.validationDelayMs, retryMs: config.validationRetryMs, windowMs: config.validationWindowMs, batchSize: 200 };
     const validationState = { lastCorrectionScan: 0 };
-    const validating = new PeriodicJob('delivery-validation', () => validateDueTransactions(validation, timing, validationState), config.validationIntervalMs, log);
+    const validating = new PeriodicJob('delivery-validation', () => validateDueTransactions(validation, timing, validationState), config.validationIntervalMs, log, domainMetrics);
     validating.start();
     cleanups.unshift(() => validating.stop());
     const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;

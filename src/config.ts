@@ -3,6 +3,8 @@
 // configuration table is generated from CONFIG_DOCS (test/unit/docs.test.ts keeps them equal).
 import { availableParallelism } from 'node:os';
 import { PAT_FORMAT, PAT_FORMAT_TEXT } from './auth/secrets.ts';
+import { ALL_ENCODINGS, ZSTD_AVAILABLE, type Encoding } from './http/compression.ts';
+import { ORIGIN_FORMAT } from './http/cors.ts';
 export interface Config {
   host: string;
   port: number;
@@ -59,6 +61,11 @@ export interface Config {
   vtnWebhookAllowPrivate: boolean;
   /** Lifetime of cached VTN read responses; 0 disables the cache. */
   vtnReadCacheMs: number;
+  /** Codings answers may be compressed with, in order of preference; empty = none. */
+  compressionEncodings: Encoding[];
+  compressionMinBytes: number;
+  /** Origins allowed to call the API from a browser (`*` = any); empty = no CORS. */
+  corsOrigins: string[];
   /** Base path of the OpenADR 3.1.0 surface. */
   vtn31BasePath: string;
   /** MQTT notifications (OpenADR 3.1): on by default, to the embedded broker unless mqttUrl. */
@@ -91,6 +98,9 @@ export const CONFIG_DOCS: ConfigDoc[] = [
   { name: 'AUTH_CACHE_MS', default: '2000', description: 'How long token revocation state (deleted client, rotated secret) and organization features are cached. Revoked tokens stop working within this time (open MQTT sessions are disconnected).' },
   { name: 'BODY_LIMIT_BYTES', default: '268435456', description: 'Largest accepted request body (256 MiB; reading batches are large). 413 beyond.' },
   { name: 'HTTP_SERVER', default: 'node', description: '`node` (node:http: every Node release, answers pipelined requests), `uws` (uWebSockets.js, faster; stops the start when no native build loads here) or `auto` (uWebSockets.js where a build loads, else node). The start-up log says which runs and why; see docs/architecture.md.' },
+  { name: 'COMPRESSION_ENCODINGS', default: 'zstd,br,gzip (zstd where Node has it)', description: 'Codings answers may be compressed with, in the order preferred when the client’s Accept-Encoding weighs them equally; `none` = never compress. zstd needs Node ≥ 22.15 (or 23.8); listed on an older Node it stops the start. docs/compression.md.' },
+  { name: 'COMPRESSION_MIN_BYTES', default: '1024', description: 'Answers smaller than this are sent uncompressed.' },
+  { name: 'CORS_ORIGINS', default: '(none)', description: 'Comma-separated origins (`https://tool.example.com`) whose browser pages may call the API, or `*` for any. Unset: no CORS headers, so browsers allow same-origin calls only. Preflights get 204 (403 for an origin not listed).' },
   { name: 'TRUST_PROXY', default: 'false', description: 'Take the client address from X-Forwarded-For (behind a load balancer).' },
   { name: 'RATE_LIMIT_STORE', default: 'memory', description: '`memory` (one instance) or `postgres` (counters shared by all instances).' },
   { name: 'RATE_LIMIT_READINGS_PER_SECOND', default: '5', description: 'POST /api/readings requests per OAuth client per second.' },
@@ -184,6 +194,27 @@ class Reader {
   }
 }
 
+function compressionEncodings(r: Reader): Encoding[] {
+  const value = r.raw('COMPRESSION_ENCODINGS');
+  if (value === undefined) return ALL_ENCODINGS.filter((e) => e !== 'zstd' || ZSTD_AVAILABLE);
+  if (value.toLowerCase() === 'none') return [];
+  const names = value.split(',').map((e) => e.trim().toLowerCase()).filter(Boolean);
+  const unknown = names.filter((e) => !(ALL_ENCODINGS as readonly string[]).includes(e));
+  if (unknown.length > 0 || names.length === 0) r.problems.push(`COMPRESSION_ENCODINGS must list ${ALL_ENCODINGS.join(', ')} or be none, got ${JSON.stringify(value)}`);
+  if (names.includes('zstd') && !ZSTD_AVAILABLE) r.problems.push(`COMPRESSION_ENCODINGS lists zstd, which Node ${process.versions.node} cannot compress (needs 22.15 or 23.8 and later)`);
+  return [...new Set(names)].filter((e): e is Encoding => (ALL_ENCODINGS as readonly string[]).includes(e));
+}
+
+function corsOrigins(r: Reader): string[] {
+  const value = r.raw('CORS_ORIGINS');
+  if (value === undefined) return [];
+  const origins = value.split(',').map((o) => o.trim().replace(/\/$/, '')).filter(Boolean);
+  if (origins.includes('*')) return ['*'];
+  const bad = origins.filter((o) => !ORIGIN_FORMAT.test(o));
+  if (bad.length > 0) r.problems.push(`CORS_ORIGINS must list origins like https://tool.example.com (scheme, host, optional port; no path) or be *, got ${bad.map((o) => JSON.stringify(o)).join(', ')}`);
+  return origins.filter((o) => ORIGIN_FORMAT.test(o));
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const r = new Reader(env);
   const databaseUrl = r.raw('DATABASE_URL');
@@ -243,6 +274,9 @@ export function loadConfig(env: Env = process.env): Config {
     vtnWebhookBackoffCapMs: r.int('VTN_WEBHOOK_BACKOFF_CAP_MS', 600_000, 1, 86_400_000),
     vtnWebhookAllowPrivate: r.bool('VTN_WEBHOOK_ALLOW_PRIVATE', false),
     vtnReadCacheMs: r.int('VTN_READ_CACHE_MS', 5000, 0, 3_600_000),
+    compressionEncodings: compressionEncodings(r),
+    compressionMinBytes: r.int('COMPRESSION_MIN_BYTES', 1024, 0, 2 ** 31),
+    corsOrigins: corsOrigins(r),
     vtn31BasePath: r.string('VTN31_BASE_PATH', '/api/openadr/3.1.0').replace(/\/+$/, ''),
     mqttEnabled: r.bool('MQTT_ENABLED', true),
     mqttHost: r.string('MQTT_HOST', '127.0.0.1'),

@@ -1,7 +1,7 @@
 // The five routes of an admin collection: list, get, create (201 with the object and its id),
 // replace (PUT) and delete (204). Domains supply the schemas and the storage functions.
 import { notFound } from './errors.ts';
-import { arrayOf, idParams, pageQueryProperties, querySchema } from './schemas.ts';
+import { arrayOf, idParams, pageQueryProperties, pageReply, querySchema, totalCountHeader, type Page } from './schemas.ts';
 import type { ApiRequest, AuthRequirement, JsonSchema, RouteDef } from './types.ts';
 
 export interface CrudSpec<T, I> {
@@ -19,7 +19,8 @@ export interface CrudSpec<T, I> {
   example: unknown;
   /** Schema of the create response when it differs (e.g. carries a one-time token). */
   created?: JsonSchema;
-  list(page: { limit: number; offset: number }): Promise<T[]>;
+  /** A page in id order and the total across all pages. */
+  list(page: { limit: number; offset: number }): Promise<Page<T>>;
   get(id: number): Promise<T | undefined>;
   create(input: I, req: ApiRequest): Promise<T>;
   update(id: number, input: I, req: ApiRequest): Promise<T | undefined>;
@@ -36,11 +37,12 @@ export function crudRoutes<T, I>(spec: CrudSpec<T, I>): RouteDef[] {
       method: 'GET',
       path: basePath,
       summary: `List ${noun}s`,
+      description: `A page of ${noun}s in id order; X-Total-Count gives the number of ${noun}s across all pages.`,
       tags: [tag],
       auth,
       query: querySchema(pageQueryProperties),
-      responses: { 200: { description: `The ${noun}s, by id`, schema: arrayOf(spec.object) } },
-      handler: async (req) => ({ status: 200, body: await spec.list(req.query as { limit: number; offset: number }) }),
+      responses: { 200: { description: `The ${noun}s, by id`, schema: arrayOf(spec.object), headers: totalCountHeader } },
+      handler: async (req) => pageReply(await spec.list(req.query as { limit: number; offset: number })),
     },
     {
       method: 'POST',

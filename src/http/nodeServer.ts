@@ -14,7 +14,6 @@ import {
   RouteTable,
   ServerCore,
   TakenPortError,
-  methodNotAllowed,
   parseContentLength,
   routeNotFound,
   type Exchange,
@@ -105,7 +104,7 @@ export class NodeHttpServer implements HttpServer {
     }
     const match = this.table.match(method, path);
     if (!match) return this.reject(req, res, method, 'unmatched', requestId, routeNotFound(method, path));
-    if ('allow' in match) return this.reject(req, res, method, path, requestId, methodNotAllowed(method, match.allow));
+    if ('allow' in match) return this.reject(req, res, method, path, requestId, this.core.fallbackAnswer(method, headers, match.allow));
 
     const { route, params } = match;
     const ex = this.begin(res, method === 'HEAD' ? 'HEAD' : route.def.method, route.def.path, requestId);
@@ -113,12 +112,12 @@ export class NodeHttpServer implements HttpServer {
     // Node's parser already refused malformed lengths; this keeps the rule in one place.
     if (declared === 'invalid') {
       ex.closeAfter = true;
-      return this.write(ex, res, this.core.errorOutgoing(new HttpError('malformed_request', 'Content-Length must be a non-negative decimal number of bytes'), requestId, route));
+      return this.write(ex, res, this.core.errorOutgoing(new HttpError('malformed_request', 'Content-Length must be a non-negative decimal number of bytes'), requestId, route, headers['origin']));
     }
     if (declared !== undefined && declared > this.options.bodyLimit) {
       ex.closeAfter = true;
       const tooLarge = new HttpError('payload_too_large', `The request body exceeds the limit of ${this.options.bodyLimit} bytes`);
-      return this.write(ex, res, this.core.errorOutgoing(tooLarge, requestId, route));
+      return this.write(ex, res, this.core.errorOutgoing(tooLarge, requestId, route, headers['origin']));
     }
     let reader: BodyReader | undefined;
     if ((declared !== undefined && declared > 0) || (declared === undefined && headers['transfer-encoding'] !== undefined)) {
@@ -143,12 +142,12 @@ export class NodeHttpServer implements HttpServer {
   }
 
   /** 404, 405, 414 before a route runs: any body sent along is not read, so the connection closes. */
-  private reject(req: IncomingMessage, res: ServerResponse, method: string, label: string, requestId: string, error: HttpError, close = false): void {
+  private reject(req: IncomingMessage, res: ServerResponse, method: string, label: string, requestId: string, error: HttpError | Outgoing, close = false): void {
     const ex = this.begin(res, method.toUpperCase(), label, requestId);
-    if (close || error.status === 414) ex.closeAfter = true;
+    if (close || (error instanceof HttpError && error.status === 414)) ex.closeAfter = true;
     if (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0') ex.closeAfter = true;
     if (req.headers['transfer-encoding'] !== undefined) ex.closeAfter = true;
-    this.write(ex, res, this.core.errorOutgoing(error, requestId));
+    this.write(ex, res, error instanceof HttpError ? this.core.errorOutgoing(error, requestId, undefined, req.headers.origin) : error);
   }
 
   private write(ex: Exchange, res: ServerResponse, out: Outgoing): void {

@@ -214,6 +214,7 @@ export function buildOpenApi(defs: readonly RouteDef[], info: OpenApiInfo): Json
           'X-Rate-Limit-Reset': { description: 'When the current window resets (ISO 8601 UTC)', schema: { type: 'string', format: 'date-time' } },
         };
       }
+      if (spec.headers) response.headers = { ...(response.headers as Json | undefined), ...spec.headers };
       responses[status] = response;
     }
     Object.assign(responses, errorResponses(def));

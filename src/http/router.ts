@@ -7,6 +7,8 @@ import type { Logger } from 'pino';
 import fastJson from 'fast-json-stringify';
 import type { ValidateFunction } from 'ajv';
 import { checkCredentials, checkRequestOrganization } from './authorize.ts';
+import { compressPieces, varyOnAcceptEncoding, type Compression } from './compression.ts';
+import type { Cors } from './cors.ts';
 import { HttpError, PROBLEM_CONTENT_TYPE, problemSchema, type ErrorCode, type ProblemDetails } from './errors.ts';
 import { arrayKeysOf, parseQuery } from './query.ts';
 import {
@@ -45,7 +47,13 @@ export interface RouterDeps {
   /** Maps storage errors (SQLSTATE) to HTTP errors; undefined = unexpected (500). */
   translateError?: (err: unknown) => HttpError | undefined;
   now?: () => number;
+  /** Compression of answers by Accept-Encoding (compression.ts); none when absent. */
+  compression?: Compression;
+  /** Cross-origin access (cors.ts); none when absent. */
+  cors?: Cors;
 }
+
+type Body = string | Buffer | (string | Buffer)[] | undefined;
 
 export interface CompiledRoute {
   def: RouteDef;
@@ -157,13 +165,50 @@ export class Router {
   async dispatch(route: CompiledRoute, head: RequestHead, body?: Buffer): Promise<Outgoing> {
     try {
       const admitted = await this.admit(route, head);
-      return this.encode(route, await this.complete(route, head, admitted, body, new AbortController()));
+      return await this.finish(route, head, await this.complete(route, head, admitted, body, new AbortController()));
     } catch (err) {
-      return this.encodeError(err, head.requestId, route);
+      return this.encodeError(err, head.requestId, route, head.headers['origin']);
+    }
+  }
+
+  /** The answer as written: encoded, with CORS headers for an allowed Origin, compressed when the
+   * client accepts a configured coding and the answer qualifies (compression.ts). */
+  async finish(route: CompiledRoute, head: RequestHead, reply: ApiReply): Promise<Outgoing> {
+    const out = this.encodeBody(route, reply);
+    const cors = this.deps.cors?.responseHeaders(head.headers['origin']);
+    if (cors) addHeaders(out.headers, cors);
+    let body = out.body;
+    const compression = this.deps.compression;
+    if (compression && body !== undefined) {
+      const size = Array.isArray(body) ? body.reduce((n, piece) => n + piece.length, 0) : body.length;
+      const { encoding, varies } = compression.decide(out.headers, size, head.headers['accept-encoding']);
+      if (varies) out.headers['Vary'] = varyOnAcceptEncoding(out.headers['Vary']);
+      if (encoding) {
+        body = await compressPieces(Array.isArray(body) ? body : [body], encoding);
+        out.headers['Content-Encoding'] = encoding;
+      }
+    }
+    return { status: out.status, headers: out.headers, body: Array.isArray(body) ? Buffer.concat(body.map(toBuffer)) : body };
+  }
+
+  /** The answer to an OPTIONS request on a path with these methods when it is a CORS preflight;
+   * undefined otherwise (then the path's 405). A refused preflight is an HttpError to encode. */
+  preflight(headers: Readonly<Record<string, string>>, methods: readonly string[]): Outgoing | HttpError | undefined {
+    try {
+      const answer = this.deps.cors?.preflight(headers, methods);
+      return answer && { status: answer.status, headers: answer.headers, body: undefined };
+    } catch (err) {
+      if (err instanceof HttpError) return err;
+      throw err;
     }
   }
 
   encode(route: CompiledRoute, reply: ApiReply): Outgoing {
+    const out = this.encodeBody(route, reply);
+    return { status: out.status, headers: out.headers, body: Array.isArray(out.body) ? Buffer.concat(out.body.map(toBuffer)) : out.body };
+  }
+
+  private encodeBody(route: CompiledRoute, reply: ApiReply): { status: number; headers: Record<string, string>; body: Body } {
     const headers: Record<string, string> = { ...reply.headers };
     if (reply.raw !== undefined) {
       headers['Content-Type'] = reply.contentType ?? 'application/json';
@@ -179,7 +224,15 @@ export class Router {
     return { status: reply.status, headers, body: serialize(reply.body) };
   }
 
-  encodeError(err: unknown, requestId: string, route?: CompiledRoute): Outgoing {
+  /** A problem document for an error; `origin` (the request's Origin header) adds CORS headers. */
+  encodeError(err: unknown, requestId: string, route?: CompiledRoute, origin?: string): Outgoing {
+    const out = this.encodeProblem(err, requestId, route);
+    const cors = this.deps.cors?.responseHeaders(origin);
+    if (cors) addHeaders(out.headers, cors);
+    return out;
+  }
+
+  private encodeProblem(err: unknown, requestId: string, route?: CompiledRoute): Outgoing {
     if (err instanceof RateLimitedError) {
       return { status: 429, headers: { ...err.headers, 'Content-Type': 'text/plain; charset=utf-8' }, body: err.text };
     }
@@ -275,6 +328,13 @@ export class Router {
     }
     return form;
   }
+}
+
+const toBuffer = (piece: string | Buffer) => (typeof piece === 'string' ? Buffer.from(piece) : piece);
+
+/** Adds headers, joining Vary values. */
+function addHeaders(headers: Record<string, string>, extra: Record<string, string>): void {
+  for (const [name, value] of Object.entries(extra)) headers[name] = name === 'Vary' && headers['Vary'] ? `${headers['Vary']}, ${value}` : value;
 }
 
 /** Text PostgreSQL cannot store (U+0000, unpaired surrogates) is refused here, once for every

@@ -28,6 +28,25 @@ export const pageQueryProperties = {
   offset: { type: 'integer', minimum: 0, default: 0, description: 'Items to skip.' },
 } as const;
 
+/** Paged admin lists answer a bare array (the page) and the number of items matching the query
+ * across all pages in this header (README "Paging"). */
+export const TOTAL_COUNT_HEADER = 'X-Total-Count';
+
+export const totalCountHeader = {
+  [TOTAL_COUNT_HEADER]: { description: 'Items matching the query across all pages (the page is `limit` items from `offset`).', schema: { type: 'integer', minimum: 0 } },
+} as const;
+
+/** A page of a list and the number of items across all pages. */
+export interface Page<T> {
+  items: T[];
+  total: number;
+}
+
+/** The reply of a paged list: the page as body, the total in X-Total-Count. */
+export function pageReply<T>(page: Page<T>): { status: 200; body: T[]; headers: Record<string, string> } {
+  return { status: 200, body: page.items, headers: { [TOTAL_COUNT_HEADER]: String(page.total) } };
+}
+
 export function arrayOf(items: unknown, extra: JsonSchema = {}): JsonSchema {
   return { type: 'array', items, ...extra };
 }

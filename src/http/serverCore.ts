@@ -53,6 +53,9 @@ export const READ_HEADERS = [
   'accept-encoding',
   'if-none-match',
   'user-agent',
+  'origin',
+  'access-control-request-method',
+  'access-control-request-headers',
 ] as const;
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -235,16 +238,24 @@ export class ServerCore {
           return ex.controller.signal;
         },
       });
-      return this.router.encode(route, reply);
+      return await this.router.finish(route, head, reply);
     } catch (err) {
       // Answering before the whole body arrived: the connection cannot be reused.
       if (body && !bodyComplete()) ex.closeAfter = true;
-      return this.router.encodeError(err, ex.requestId, route);
+      return this.router.encodeError(err, ex.requestId, route, head.headers['origin']);
     }
   }
 
-  errorOutgoing(error: HttpError, requestId: string, route?: CompiledRoute): Outgoing {
-    return this.router.encodeError(error, requestId, route);
+  /** An error answer; `origin` (the request's Origin header) adds the CORS headers it is allowed. */
+  errorOutgoing(error: HttpError, requestId: string, route?: CompiledRoute, origin?: string): Outgoing {
+    return this.router.encodeError(error, requestId, route, origin);
+  }
+
+  /** What a path without the request's method answers: a CORS preflight's answer for OPTIONS when
+   * CORS is configured (router.preflight), else 405 with Allow. */
+  fallbackAnswer(method: string, headers: Readonly<Record<string, string>>, allow: string): HttpError | Outgoing {
+    const preflight = method === 'OPTIONS' ? this.router.preflight(headers, allow.split(', ')) : undefined;
+    return preflight ?? methodNotAllowed(method, allow);
   }
 
   /** Marks the server as draining; resolves true once no request is in flight (or false on timeout). */

@@ -90,8 +90,9 @@ export interface ApiReply {
   /** Serialized with the route's response schema for this status. */
   body?: unknown;
   headers?: Record<string, string>;
-  /** A body already encoded (text, CSV, JSON built elsewhere). Skips the serializer. */
-  raw?: string | Buffer;
+  /** A body already encoded (text, CSV, JSON built elsewhere). Skips the serializer. Pieces are
+   * sent in order; compressed, they are fed to the compressor one by one (never concatenated). */
+  raw?: string | Buffer | (string | Buffer)[];
   contentType?: string;
 }
 
@@ -99,6 +100,8 @@ export interface ResponseSpec {
   description: string;
   schema?: JsonSchema;
   contentType?: string;
+  /** Response headers documented in the OpenAPI document (e.g. X-Total-Count of paged lists). */
+  headers?: Readonly<Record<string, { description: string; schema: JsonSchema }>>;
 }
 
 export interface RouteDef {

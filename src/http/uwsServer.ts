@@ -17,7 +17,6 @@ import {
   ServerCore,
   TakenPortError,
   allowOf,
-  methodNotAllowed,
   parseContentLength,
   routeNotFound,
   type Exchange,
@@ -77,7 +76,7 @@ export class UwsHttpServer implements HttpServer {
       this.app.any(pattern, (res, req) =>
         this.guard(res, req, () => {
           const method = req.getCaseSensitiveMethod();
-          this.onFallback(res, req, methodNotAllowed(method, allow), pattern);
+          this.onFallback(res, req, this.core.fallbackAnswer(method, method === 'OPTIONS' ? readHeaders(req) : {}, allow), pattern);
         }),
       );
     }
@@ -132,7 +131,9 @@ export class UwsHttpServer implements HttpServer {
     return ex;
   }
 
-  private onFallback(res: HttpResponse, req: HttpRequest, error: HttpError, label: string): void {
+  /** Unroutable requests (404, 405) and CORS preflights (an Outgoing from the router). */
+  private onFallback(res: HttpResponse, req: HttpRequest, error: HttpError | Outgoing, label: string): void {
+    const origin = req.getHeader('origin') || undefined;
     const method = req.getCaseSensitiveMethod();
     const ex = this.begin(res, method.toUpperCase(), label, this.core.nextRequestId(req.getHeader('x-request-id')), method === 'HEAD');
     // Drop any body the client sends with an unroutable request and close afterwards.
@@ -140,7 +141,7 @@ export class UwsHttpServer implements HttpServer {
       ex.closeAfter = true;
       res.onData(() => undefined);
     }
-    this.write(ex, this.core.errorOutgoing(error, ex.requestId));
+    this.write(ex, error instanceof HttpError ? this.core.errorOutgoing(error, ex.requestId, undefined, origin) : error);
   }
 
   private onRequest(res: HttpResponse, req: HttpRequest, route: CompiledRoute, isHead: boolean): void {
@@ -151,14 +152,14 @@ export class UwsHttpServer implements HttpServer {
     if (declared === 'invalid') {
       ex.closeAfter = true;
       res.onData(() => undefined);
-      this.write(ex, this.core.errorOutgoing(new HttpError('malformed_request', 'Content-Length must be a non-negative decimal number of bytes'), ex.requestId, route));
+      this.write(ex, this.core.errorOutgoing(new HttpError('malformed_request', 'Content-Length must be a non-negative decimal number of bytes'), ex.requestId, route, head.headers['origin']));
       return;
     }
     if (declared !== undefined && declared > this.options.bodyLimit) {
       ex.closeAfter = true;
       res.onData(() => undefined);
       const tooLarge = new HttpError('payload_too_large', `The request body exceeds the limit of ${this.options.bodyLimit} bytes`);
-      this.write(ex, this.core.errorOutgoing(tooLarge, ex.requestId, route));
+      this.write(ex, this.core.errorOutgoing(tooLarge, ex.requestId, route, head.headers['origin']));
       return;
     }
     let reader: BodyReader | undefined;

@@ -14,6 +14,8 @@ export class PeriodicJob {
     private readonly work: () => Promise<number>,
     private readonly intervalMs: number,
     private readonly log: Logger,
+    /** Runs, durations and items of each step (flex_job_* in src/domainMetrics.ts). */
+    private readonly metrics?: { observeJob(job: string, seconds: number, items: number, failed: boolean): void },
   ) {}
 
   start(): void {
@@ -30,12 +32,16 @@ export class PeriodicJob {
 
   private async tick(): Promise<void> {
     let done = 0;
+    let failed = false;
+    const started = performance.now();
     try {
       done = await this.work();
       if (done > 0) this.log.info({ job: this.name, done }, 'job step');
     } catch (err) {
+      failed = true;
       this.log.warn({ job: this.name, err }, 'job step failed; retrying later');
     }
+    this.metrics?.observeJob(this.name, (performance.now() - started) / 1000, done, failed);
     this.schedule(done > 0 ? 0 : this.intervalMs);
   }
 

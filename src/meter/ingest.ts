@@ -30,17 +30,24 @@ export type SeriesLookup = { registerId: number } | { on: 'meter' | 'register'; 
 
 /** Resolves series names in one query, with the same rules for the API and the CSV import:
  * unknown meter, no access (when an organization is given), unknown register, register on another
- * meter, virtual register. */
-export async function lookupSeries(db: Queryable, series: readonly SeriesName[], organizationId: number | null): Promise<SeriesLookup[]> {
+ * meter, virtual register. `numericIds` (the command-line tools): a name that matches no externalId
+ * but is a number is taken as the meter's or register's numeric id; an externalId always wins. */
+export async function lookupSeries(db: Queryable, series: readonly SeriesName[], organizationId: number | null, numericIds = false): Promise<SeriesLookup[]> {
   const { rows } = await db.query<SeriesRow>(
     `SELECT q.i::int AS i, m.id AS meter, r.id AS register, r.is_virtual AS virtual,
        EXISTS (SELECT 1 FROM registers o WHERE o.external_id = q.register_ext) AS elsewhere,
        (m.id IS NOT NULL AND ($3::int IS NULL OR EXISTS (SELECT 1 FROM meter_organizations mo WHERE mo.meter_id = m.id AND mo.organization_id = $3))) AS access
      FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS q(meter_ext, register_ext, i)
-     LEFT JOIN meters m ON m.external_id = q.meter_ext
-     LEFT JOIN registers r ON r.meter_id = m.id AND r.external_id = q.register_ext
+     LEFT JOIN LATERAL (
+       SELECT id, 0 AS rank FROM meters WHERE external_id = q.meter_ext
+       UNION ALL SELECT id, 1 FROM meters WHERE $4 AND q.meter_ext ~ '^[1-9][0-9]{0,8}$' AND id = q.meter_ext::int
+       ORDER BY rank LIMIT 1) m ON true
+     LEFT JOIN LATERAL (
+       SELECT id, is_virtual, 0 AS rank FROM registers WHERE meter_id = m.id AND external_id = q.register_ext
+       UNION ALL SELECT id, is_virtual, 1 FROM registers WHERE $4 AND meter_id = m.id AND q.register_ext ~ '^[1-9][0-9]{0,8}$' AND id = q.register_ext::int
+       ORDER BY rank LIMIT 1) r ON true
      ORDER BY q.i`,
-    [series.map((s) => s.meterId), series.map((s) => s.registerId), organizationId],
+    [series.map((s) => s.meterId), series.map((s) => s.registerId), organizationId, numericIds],
   );
   return rows.map((row, k): SeriesLookup => {
     const s = series[k]!;
@@ -56,6 +63,10 @@ export async function lookupSeries(db: Queryable, series: readonly SeriesName[],
     return { registerId: row.register };
   });
 }
+
+/** The 400 of a batch naming meters or registers it may not write (the refusal metric tells it
+ * apart from invalid values). */
+export class UnknownSeries extends HttpError {}
 
 /** Register ids of the series, or a 400 listing unknown meters/registers, virtual registers,
  * registers on another meter and meters the caller's organization has no access to. */
@@ -78,7 +89,7 @@ export async function resolveSeries(db: Queryable, series: readonly ParsedSeries
     reportedMeters.add(key);
     ids.push(0);
   });
-  if (errors.length > 0) throw badRequest('Invalid readings: nothing was stored', errors);
+  if (errors.length > 0) throw new UnknownSeries('validation_failed', 'Invalid readings: nothing was stored', { errors });
   return ids;
 }
 

@@ -43,15 +43,30 @@ async function checkedRegisters(deps: QueryDeps, q: ReadingsQuery, principal: Pr
   return q.registerIds.map((id) => byId.get(id)!);
 }
 
+const DAY_SECONDS = 86_400;
+
+/** Why a bucket length is refused, or undefined. Buckets are aligned to the UTC epoch, so only a
+ * length that divides a day evenly (1, 60, 300, 900, 3600, 5400, 86400, …) starts a bucket at
+ * every midnight, or a whole number of days (each bucket starting at a UTC midnight): 3601 would
+ * give buckets at 23:02:59. Shared by GET /api/readings and flex-export. */
+export function resolutionError(seconds: number): string | undefined {
+  if (seconds <= 0 || DAY_SECONDS % seconds === 0 || seconds % DAY_SECONDS === 0) return undefined;
+  return `resolution ${seconds} does not divide a day (86400 s) evenly: use a divisor of 86400 such as 60, 300, 900, 3600 or 86400, or a whole number of days`;
+}
+
 function tooMany(maxPoints: number): HttpError {
   return badRequest(`The response would hold more than ${maxPoints} readings; ask for a shorter period, fewer registers or a larger resolution`, [
     { path: 'query', message: `more than ${maxPoints} readings` },
   ]);
 }
 
-/** The response: `[{"registerId":…,"readings":[…]},…]` as UTF-8 JSON, each register once, in the order asked. */
-export async function queryReadings(deps: QueryDeps, q: ReadingsQuery, principal: Principal): Promise<Buffer> {
+/** The response: `[{"registerId":…,"readings":[…]},…]` as UTF-8 JSON, each register once, in the
+ * order asked, as pieces to send in order (never concatenated: the router compresses them one by
+ * one, or joins them once when sending them as they are). */
+export async function queryReadings(deps: QueryDeps, q: ReadingsQuery, principal: Principal): Promise<Buffer[]> {
   if (q.start >= q.end) throw badRequest('start must be before end', [{ path: 'query.end', message: 'must be after start' }]);
+  const badResolution = resolutionError(q.resolution);
+  if (badResolution) throw badRequest(badResolution, [{ path: 'query.resolution', message: 'must divide 86400 evenly or be a multiple of it' }]);
   const registerIds = [...new Set(q.registerIds)];
   const registers = await checkedRegisters(deps, { ...q, registerIds }, principal);
   if (q.resolution > 0) {
@@ -82,5 +97,5 @@ export async function queryReadings(deps: QueryDeps, q: ReadingsQuery, principal
   const pieces: Buffer[] = [OPEN];
   registers.forEach((r, i) => pieces.push(Buffer.from(`${i === 0 ? '' : ','}{"registerId":${r.id},"readings":`), json.get(r.id) ?? EMPTY, CLOSE));
   pieces.push(END);
-  return Buffer.concat(pieces);
+  return pieces;
 }

@@ -8,7 +8,8 @@ import { parseUtcTimestamp } from '../http/validation.ts';
 import type { TimeSeriesStore } from '../store/timeseries/types.ts';
 import type { Queryable } from '../store/database.ts';
 import { MAX_ID_LENGTH, MAX_RESOLUTION } from '../shared/readings/parseReadings.ts';
-import { ingestReadings } from './ingest.ts';
+import { resolutionLabel, type DomainMetrics, type RefusalReason } from '../domainMetrics.ts';
+import { ingestReadings, UnknownSeries } from './ingest.ts';
 import { queryReadings, type QueryDeps } from './readingsQuery.ts';
 import { registerReadingsSchema } from './schemas.ts';
 
@@ -18,6 +19,16 @@ export interface ReadingsRouteDeps extends QueryDeps {
   db: Queryable;
   store: TimeSeriesStore;
   rateLimit: readonly RateLimitWindow[];
+  /** Readings ingested/refused, batch sizes, ingest and query latency (src/domainMetrics.ts). */
+  metrics?: DomainMetrics;
+}
+
+function refusalReason(err: unknown): RefusalReason {
+  if (err instanceof UnknownSeries) return 'unknown_series';
+  if (!(err instanceof HttpError)) return 'error';
+  if (err.code === 'malformed_json') return 'malformed';
+  if (err.code === 'unsupported_content_type') return 'content_type';
+  return err.status === 400 ? 'invalid_values' : 'error';
 }
 
 /** The published POST /api/readings body. The worker's byte parser (src/shared/readings/parseReadings.ts)
@@ -67,6 +78,19 @@ type RangeParams = { organizationId: number; registerId: number[]; start: string
 
 export function readingsRoutes(deps: ReadingsRouteDeps): RouteDef[] {
   const range = (q: RangeParams) => ({ organizationId: q.organizationId, registerIds: q.registerId, start: parseUtcTimestamp(q.start)!, end: parseUtcTimestamp(q.end)! });
+  const { metrics } = deps;
+  const backend = deps.store.backend;
+  /** Runs a read and observes its latency and size (answers only; refused reads are HTTP metrics). */
+  const timedQuery = async (resolution: number, read: () => Promise<Buffer[]>) => {
+    const started = performance.now();
+    const pieces = await read();
+    if (metrics) {
+      const label = resolutionLabel(resolution);
+      metrics.queryDuration.labels(backend, label).observe((performance.now() - started) / 1000);
+      metrics.queryBytes.labels(backend, label).inc(pieces.reduce((n, p) => n + p.length, 0));
+    }
+    return pieces;
+  };
   return [
     {
       method: 'POST',
@@ -99,10 +123,19 @@ export function readingsRoutes(deps: ReadingsRouteDeps): RouteDef[] {
       rateLimit: { name: 'readings', windows: deps.rateLimit },
       responses: { 204: { description: 'Stored' } },
       async handler(req: ApiRequest) {
-        const contentType = req.headers['content-type'];
-        if (!isJsonContentType(contentType)) throw new HttpError('unsupported_content_type', `Expected Content-Type application/json, got ${contentType ? JSON.stringify(contentType) : 'none'}`);
-        if (!req.rawBody || req.rawBody.length === 0) throw new HttpError('malformed_json', 'The request body is empty; a JSON document is required');
-        await ingestReadings(deps.db, deps.store, req.principal!, req.rawBody);
+        const started = performance.now();
+        try {
+          const contentType = req.headers['content-type'];
+          if (!isJsonContentType(contentType)) throw new HttpError('unsupported_content_type', `Expected Content-Type application/json, got ${contentType ? JSON.stringify(contentType) : 'none'}`);
+          if (!req.rawBody || req.rawBody.length === 0) throw new HttpError('malformed_json', 'The request body is empty; a JSON document is required');
+          const readings = await ingestReadings(deps.db, deps.store, req.principal!, req.rawBody);
+          metrics?.readingsIngested.labels(backend).inc(readings);
+          metrics?.batchSize.labels(backend).observe(readings);
+          metrics?.ingestDuration.labels(backend).observe((performance.now() - started) / 1000);
+        } catch (err) {
+          metrics?.batchesRefused.labels(refusalReason(err)).inc();
+          throw err;
+        }
         return { status: 204 };
       },
     },
@@ -113,6 +146,8 @@ export function readingsRoutes(deps: ReadingsRouteDeps): RouteDef[] {
       description:
         '`resolution` 0 (default): readings as stored. R > 0: buckets of R seconds aligned to the UTC epoch (R = 86400: local days of each register’s time zone), ' +
         'energy and volume summed, other quantities averaged; only buckets with data are returned; a bucket’s updatedAt is the latest of its readings. ' +
+        'R must divide a day evenly (60, 300, 900, 3600, …, 86400) or be a whole number of days; any other R is a 400. ' +
+        'Bucket values are computed and rounded to 12 significant digits (no binary float noise such as 89.14799999999998); readings as stored are returned exactly as posted. ' +
         'At most READINGS_MAX_POINTS readings per response (400 beyond).',
       tags: ['Readings'],
       auth: { permission: 'Meter.Organization.Read', organization: { in: 'query', name: 'organizationId' } },
@@ -124,7 +159,8 @@ export function readingsRoutes(deps: ReadingsRouteDeps): RouteDef[] {
       ]),
       responses: { 200: { description: 'Per register, time-ordered readings', schema: registerReadingsSchema } },
       async handler(req: ApiRequest<unknown, RangeParams>) {
-        const text = await queryReadings(deps, { ...range(req.query), resolution: req.query.resolution ?? 0 }, req.principal!);
+        const resolution = req.query.resolution ?? 0;
+        const text = await timedQuery(resolution, () => queryReadings(deps, { ...range(req.query), resolution }, req.principal!));
         return { status: 200, raw: text, contentType: 'application/json' };
       },
     },
@@ -138,7 +174,7 @@ export function readingsRoutes(deps: ReadingsRouteDeps): RouteDef[] {
       query: querySchema(rangeProperties, ['organizationId', 'registerId', 'start', 'end']),
       responses: { 200: { description: 'Per register, hourly averages', schema: registerReadingsSchema } },
       async handler(req: ApiRequest<unknown, RangeParams>) {
-        const text = await queryReadings(deps, { ...range(req.query), resolution: 3600, forceAverage: true }, req.principal!);
+        const text = await timedQuery(3600, () => queryReadings(deps, { ...range(req.query), resolution: 3600, forceAverage: true }, req.principal!));
         return { status: 200, raw: text, contentType: 'application/json' };
       },
     },

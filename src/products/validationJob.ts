@@ -18,7 +18,7 @@
 // flexibility transactions was (re)validated after it; never while one of those is Pending.
 import { DeliveryValidationStatus } from '../codes.ts';
 import { notFound } from '../http/errors.ts';
-import { withTransaction, type PoolClient } from '../store/database.ts';
+import { withTransaction, type PoolClient, type Queryable } from '../store/database.ts';
 import { findCorrected } from './corrections.ts';
 import { availabilityFigures, type Call, type FlexibilityFigures } from './deliveryValidation.ts';
 import { FLEX_ROW_SELECT, measureFlexibility, type FlexRow, type ValidationDeps } from './validationData.ts';
@@ -48,6 +48,16 @@ const FLEX_DUE: { where: string; ms: 'delayMs' | 'windowMs' }[] = [
   { ms: 'delayMs', where: `t.delivery_validation_status = ${DeliveryValidationStatus.Pending} AND t."end" <= now() - ${MS('$1')} AND ${NOT_BEFORE('t')}` },
   { ms: 'windowMs', where: `t.delivery_validation_status IN (${RETRIED}) AND t."end" > now() - ${MS('$1')} AND ${NOT_BEFORE('t')}` },
 ];
+
+/** Flexibility transactions due for validation now, of both kinds (the backlog metric). */
+export async function validationBacklog(db: Queryable, timing: Pick<ValidationTiming, 'delayMs' | 'windowMs'>): Promise<number> {
+  let total = 0;
+  for (const due of FLEX_DUE) {
+    const { rows } = await db.query<{ n: number }>(`SELECT count(*) AS n FROM flexibility_transactions t WHERE ${due.where}`, [timing[due.ms]]);
+    total += rows[0]!.n;
+  }
+  return total;
+}
 
 /** Claims corrected transactions found by the scan, unless re-validated since ($2: attempts seen). */
 const CLAIM_CORRECTED = `${FLEX_ROW_SELECT} JOIN unnest($1::int[], $2::int[]) AS c(id, attempts) ON c.id = t.id AND c.attempts = t.validation_attempts

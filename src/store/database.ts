@@ -26,8 +26,14 @@ export function createPool(connectionString: string, max: number, log: Logger): 
 export function rowReader<T extends pg.QueryResultRow>(select: string, alias?: string) {
   const id = alias ? `${alias}.id` : 'id';
   return {
-    list: async (db: Queryable, page: { limit: number; offset: number }): Promise<T[]> =>
-      (await db.query<T>(`${select} ORDER BY ${id} LIMIT $1 OFFSET $2`, [page.limit, page.offset])).rows,
+    /** A page in id order and the number of rows across all pages (one more query: admin lists are small). */
+    list: async (db: Queryable, page: { limit: number; offset: number }): Promise<{ items: T[]; total: number }> => {
+      const [items, count] = await Promise.all([
+        db.query<T>(`${select} ORDER BY ${id} LIMIT $1 OFFSET $2`, [page.limit, page.offset]),
+        db.query<{ total: number }>(`SELECT count(*) AS total FROM (${select}) listed`),
+      ]);
+      return { items: items.rows, total: count.rows[0]!.total };
+    },
     get: async (db: Queryable, rowId: number): Promise<T | undefined> => (await db.query<T>(`${select} WHERE ${id} = $1`, [rowId])).rows[0],
   };
 }

@@ -4,7 +4,7 @@
 // (/api/admin/mqtt-messages): each change's message with its topics, pending until the broker
 // acknowledged it.
 import { conflict, notFound } from '../http/errors.ts';
-import { arrayOf, dateTime, int32Id, objectSchema, pageQueryProperties, querySchema } from '../http/schemas.ts';
+import { arrayOf, dateTime, int32Id, objectSchema, pageQueryProperties, pageReply, querySchema, totalCountHeader, type Page } from '../http/schemas.ts';
 import type { ApiRequest, AuthRequirement, RouteDef } from '../http/types.ts';
 import type { Queryable } from '../store/database.ts';
 import { webhookBody, type BodySource } from './dispatcher.ts';
@@ -100,14 +100,27 @@ interface ListQuery {
   offset: number;
 }
 
-async function list(db: Queryable, q: ListQuery): Promise<unknown[]> {
-  const { rows } = await db.query(
-    `SELECT ${COLUMNS} FROM ${FROM}
-     WHERE ($1::text IS NULL OR n.state = $1) AND ($2::int IS NULL OR n.organization_id = $2) AND ($3::text IS NULL OR n.subscription_id = $3)
-     ORDER BY n.id LIMIT $4 OFFSET $5`,
-    [q.state ?? null, q.organizationId ?? null, q.subscriptionID ?? null, q.limit, q.offset],
-  );
-  return rows;
+const WHERE = 'WHERE ($1::text IS NULL OR n.state = $1) AND ($2::int IS NULL OR n.organization_id = $2) AND ($3::text IS NULL OR n.subscription_id = $3)';
+
+async function list(db: Queryable, q: ListQuery): Promise<Page<unknown>> {
+  const filters = [q.state ?? null, q.organizationId ?? null, q.subscriptionID ?? null];
+  const [page, count] = await Promise.all([
+    db.query(`SELECT ${COLUMNS} FROM ${FROM} ${WHERE} ORDER BY n.id LIMIT $4 OFFSET $5`, [...filters, q.limit, q.offset]),
+    db.query<{ total: number }>(`SELECT count(*) AS total FROM vtn_notifications n ${WHERE}`, filters),
+  ]);
+  return { items: page.rows, total: count.rows[0]!.total };
+}
+
+/** Notifications per state (flex_vtn_notifications). */
+export async function notificationsByState(db: Queryable): Promise<Record<string, number>> {
+  const { rows } = await db.query<{ state: string; n: number }>('SELECT state, count(*) AS n FROM vtn_notifications GROUP BY state');
+  return Object.fromEntries(rows.map((r) => [r.state, r.n]));
+}
+
+/** Seconds since the oldest pending notification was created, 0 when none is pending. */
+export async function oldestPendingNotificationSeconds(db: Queryable): Promise<number> {
+  const { rows } = await db.query<{ age: number | null }>("SELECT extract(epoch FROM now() - min(created_at))::float8 AS age FROM vtn_notifications WHERE state = 'pending'");
+  return Math.max(0, rows[0]?.age ?? 0);
 }
 
 export function notificationAdminRoutes(db: Queryable, onRetry: () => void): RouteDef[] {
@@ -116,28 +129,33 @@ export function notificationAdminRoutes(db: Queryable, onRetry: () => void): Rou
       method: 'GET',
       path: '/api/admin/mqtt-messages',
       summary: 'List the VTN’s MQTT notifications',
-      description: 'The MQTT outbox, oldest first: one message per change with its topics; pending until the broker acknowledged it (QoS 1), then published. Filter by state and organization.',
+      description:
+        'The MQTT outbox, oldest first: one message per change with its topics; pending until the broker acknowledged it (QoS 1), then published. Filter by state and organization. X-Total-Count gives the number matching the filters across all pages.',
       tags: TAGS,
       auth: ADMIN,
       query: querySchema({ state: { type: 'string', enum: [...MQTT_STATES] }, organizationId: int32Id, ...pageQueryProperties }),
-      responses: { 200: { description: 'The messages', schema: arrayOf(mqttMessageSchema) } },
+      responses: { 200: { description: 'The messages', schema: arrayOf(mqttMessageSchema), headers: totalCountHeader } },
       handler: async (req: ApiRequest<unknown, MqttListQuery>) => {
         const q = req.query;
-        const { rows } = await db.query(
-          `SELECT id::int AS id, organization_id AS "organizationId", object_type AS "objectType", operation, object_id AS "objectID", cardinality(topics) AS "topicCount",
-             topics[1:20] AS topics, state, attempts, last_error AS "lastError", created_at AS "createdAt", published_at AS "publishedAt"
-           FROM vtn_mqtt_messages WHERE ($1::text IS NULL OR state = $1) AND ($2::int IS NULL OR organization_id = $2)
-           ORDER BY id LIMIT $3 OFFSET $4`,
-          [q.state ?? null, q.organizationId ?? null, q.limit, q.offset],
-        );
-        return { status: 200, body: rows };
+        const where = 'WHERE ($1::text IS NULL OR state = $1) AND ($2::int IS NULL OR organization_id = $2)';
+        const filters = [q.state ?? null, q.organizationId ?? null];
+        const [page, count] = await Promise.all([
+          db.query(
+            `SELECT id::int AS id, organization_id AS "organizationId", object_type AS "objectType", operation, object_id AS "objectID", cardinality(topics) AS "topicCount",
+               topics[1:20] AS topics, state, attempts, last_error AS "lastError", created_at AS "createdAt", published_at AS "publishedAt"
+             FROM vtn_mqtt_messages ${where} ORDER BY id LIMIT $3 OFFSET $4`,
+            [...filters, q.limit, q.offset],
+          ),
+          db.query<{ total: number }>(`SELECT count(*) AS total FROM vtn_mqtt_messages ${where}`, filters),
+        ]);
+        return pageReply({ items: page.rows, total: count.rows[0]!.total });
       },
     },
     {
       method: 'GET',
       path: '/api/admin/notifications',
       summary: 'List VTN webhook notifications',
-      description: 'Oldest first. Filter by state (pending, delivered, dead), organization and subscription.',
+      description: 'Oldest first. Filter by state (pending, delivered, dead), organization and subscription. X-Total-Count gives the number matching the filters across all pages.',
       tags: TAGS,
       auth: ADMIN,
       query: querySchema({
@@ -146,8 +164,8 @@ export function notificationAdminRoutes(db: Queryable, onRetry: () => void): Rou
         subscriptionID: objectId,
         ...pageQueryProperties,
       }),
-      responses: { 200: { description: 'The notifications', schema: arrayOf(notificationStatusSchema) } },
-      handler: async (req: ApiRequest<unknown, ListQuery>) => ({ status: 200, body: await list(db, req.query) }),
+      responses: { 200: { description: 'The notifications', schema: arrayOf(notificationStatusSchema), headers: totalCountHeader } },
+      handler: async (req: ApiRequest<unknown, ListQuery>) => pageReply(await list(db, req.query)),
     },
     {
       method: 'GET',

@@ -7,7 +7,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runningEmbeddedServer } from '../../src/meter/cli/cliDatabase.ts';
+import { runningEmbeddedServer } from '../../src/cli/cliDatabase.ts';
 import { startEmbeddedPostgres } from '../../src/store/embeddedPostgres.ts';
 import { TEST_PG_SETTINGS } from '../support/globalSetup.ts';
 import { runCli } from '../support/cliProcess.ts';

@@ -7,10 +7,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openCsvInput } from '../../src/meter/cli/csvInput.ts';
-import { exportPages } from '../../src/meter/cli/exportReadings.ts';
-import { ImportError, runImport } from '../../src/meter/cli/importer.ts';
-import { RejectFile } from '../../src/meter/cli/rejectFile.ts';
+import { openCsvInput } from '../../src/cli/csvInput.ts';
+import { exportPages } from '../../src/cli/exportReadings.ts';
+import { ImportError, runImport } from '../../src/cli/importer.ts';
+import { RejectFile } from '../../src/cli/rejectFile.ts';
 import { registersForRead } from '../../src/meter/meterStore.ts';
 import { runCli, summaryValue } from '../support/cliProcess.ts';
 import { createOrganization } from '../support/fixtures.ts';
@@ -89,9 +89,9 @@ describe('npm run import', () => {
     const file = writeFile('plain.csv', `\uFEFF${HEADER}\r\n${lines.join('\r\n')}\r\n\r\n`);
     const res = await importFile(file);
     expect(res.code, res.stderr).toBe(0);
-    expect(summaryValue(res.stdout, 'rows read')).toBe(8);
-    expect(summaryValue(res.stdout, 'rows stored')).toBe(8);
-    expect(summaryValue(res.stdout, 'rows rejected')).toBe(0);
+    expect(summaryValue(res.stderr, 'rows read')).toBe(8);
+    expect(summaryValue(res.stderr, 'rows stored')).toBe(8);
+    expect(summaryValue(res.stderr, 'rows rejected')).toBe(0);
     expect(fs.existsSync(path.join(dir, 'plain.rejects.csv'))).toBe(false);
     const stored = await read(energy, '2024-01-01T00:00:00Z', '2024-01-02T00:00:00Z');
     expect(stored.map((r) => r.value)).toEqual(values);
@@ -108,7 +108,7 @@ describe('npm run import', () => {
       const res = await importFile(file);
       expect(res.code, res.stderr).toBe(0);
       expect(res.stderr).toContain('gzip');
-      expect(summaryValue(res.stdout, 'rows stored')).toBe(96);
+      expect(summaryValue(res.stderr, 'rows stored')).toBe(96);
     }
     for (const day of ['2024-02-01', '2024-02-02']) {
       const stored = await read(power, `${day}T00:00:00Z`, `${day}T23:59:59Z`);
@@ -141,11 +141,11 @@ describe('npm run import', () => {
     const file = writeFile('mixed.csv', `${lines.join('\n')}\n`);
     const res = await importFile(file, '--batch-rows', '5');
     expect(res.code, res.stderr).toBe(0);
-    expect(summaryValue(res.stdout, 'rows read')).toBe(17);
-    expect(summaryValue(res.stdout, 'rows stored')).toBe(3);
-    expect(summaryValue(res.stdout, 'rows rejected')).toBe(14);
+    expect(summaryValue(res.stderr, 'rows read')).toBe(17);
+    expect(summaryValue(res.stderr, 'rows stored')).toBe(3);
+    expect(summaryValue(res.stderr, 'rows rejected')).toBe(14);
     const rejectFile = path.join(dir, 'mixed.rejects.csv');
-    expect(res.stdout).toContain(rejectFile);
+    expect(res.stderr).toContain(rejectFile);
     const rejects = fs.readFileSync(rejectFile, 'utf8').trimEnd().split('\n');
     expect(rejects[0]).toBe('line,reason,record');
     const byLine = new Map(rejects.slice(1).map((l) => [Number(l.slice(0, l.indexOf(','))), l]));
@@ -216,7 +216,7 @@ describe('npm run import', () => {
 
     const usage = await runCli('importCsv', [], env);
     expect(usage.code).toBe(2);
-    expect(usage.stderr).toContain('usage: npm run import');
+    expect(usage.stderr).toContain('usage: flex-import');
   });
 
   it('keeps the last of duplicate rows, within a batch and across batches, and replaces values on re-import', async () => {
@@ -230,8 +230,8 @@ describe('npm run import', () => {
     ].map(([time, v]) => `${meter.externalId},${energy.externalId},${time},${v},900`);
     const res = await importFile(writeFile('dups.csv', `${HEADER}\n${rows.join('\n')}\n`), '--batch-rows', '3');
     expect(res.code, res.stderr).toBe(0);
-    expect(summaryValue(res.stdout, 'rows stored')).toBe(4);
-    expect(summaryValue(res.stdout, 'duplicates replaced within a batch')).toBe(1);
+    expect(summaryValue(res.stderr, 'rows stored')).toBe(4);
+    expect(summaryValue(res.stderr, 'duplicates replaced within a batch')).toBe(1);
     const first = await read(energy, ts(0), ts(60));
     expect(first.map((r) => r.value)).toEqual([3, 5, 4]);
 
@@ -257,7 +257,9 @@ describe('npm run import', () => {
     expect(progress.length).toBeGreaterThan(0);
     expect(progress[0]).toMatch(/^progress: \d+\.\d% \([\d.]+ [KMG]iB of [\d.]+ [KMG]iB\), [\d,]+ rows, [\d,]+ rows\/s, ETA \d+:\d\d$/);
     expect(res.stderr).not.toContain('\r');
-    expect(res.stdout).toMatch(/^import of .*progress\.csv finished\n {2}rows read: 40000\n {2}rows stored: 40000\n {2}duplicates replaced within a batch: 0\n {2}rows rejected: 0\n {2}duration: [\d.]+ s\n {2}rows\/s: \d+\n {2}importer CPU: [\d.]+ s\n {2}peak RSS: [\d.]+ MiB\n$/);
+    // The summary ends stderr; stdout carries nothing.
+    expect(res.stdout).toBe('');
+    expect(res.stderr).toMatch(/\nimport of .*progress\.csv finished\n {2}rows read: 40000\n {2}rows stored: 40000\n {2}duplicates replaced within a batch: 0\n {2}rows rejected: 0\n {2}duration: [\d.]+ s\n {2}rows\/s: \d+\n {2}CPU: [\d.]+ s\n {2}peak RSS: [\d.]+ MiB\n$/);
   });
 });
 
@@ -269,7 +271,7 @@ describe('interrupting an import', () => {
     let text = `${HEADER}\n`;
     for (let i = 0; i < rows; i += 1) text += `${meter.externalId},${register.externalId},${new Date(start + i * 60_000).toISOString()},${i},60\n`;
     const file = writeFile('interrupted.csv', text);
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/meter/cli/importCsv.ts', file, '--batch-rows', '10000', '--progress-interval', '0.001'], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/importCsv.ts', file, '--batch-rows', '10000', '--progress-interval', '0.001'], {
       cwd: path.resolve(import.meta.dirname, '../..'),
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -291,8 +293,8 @@ describe('interrupting an import', () => {
     const line = Number(/every row up to line (\d+) is stored/.exec(stderr)?.[1]);
     expect(line, stderr).toBeGreaterThan(1);
     expect(line).toBeLessThan(rows + 1);
-    expect(stdout).toContain('interrupted.csv interrupted');
-    expect(summaryValue(stdout, 'rows stored')).toBe(line - 1);
+    expect(stderr).toContain('interrupted.csv interrupted');
+    expect(summaryValue(stderr, 'rows stored')).toBe(line - 1);
     // Exactly the rows of lines 2..line are stored.
     const res = await t.api.get(readingsUrl(org, [register.id], new Date(start).toISOString(), new Date(start + rows * 60_000).toISOString()), t.adminToken);
     expect(res.status).toBe(200);
@@ -402,7 +404,7 @@ describe('npm run export', () => {
     const start = Date.UTC(2020, 0, 1);
     const lines = Array.from({ length: 50_000 }, (_, i) => `${meter.externalId},${register.externalId},${new Date(start + i * 60_000).toISOString()},${i},60`);
     expect((await importFile(writeFile('for-head.csv', `${HEADER}\n${lines.join('\n')}\n`))).code).toBe(0);
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/meter/cli/exportCsv.ts', '--register', String(register.id), '--start', '2020-01-01T00:00:00Z', '--end', '2020-03-01T00:00:00Z'], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/exportCsv.ts', '--register', String(register.id), '--start', '2020-01-01T00:00:00Z', '--end', '2020-03-01T00:00:00Z'], {
       cwd: path.resolve(import.meta.dirname, '../..'),
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -462,9 +464,9 @@ describe('import memory', () => {
       const file = generate(`mem-${rows}.csv`, rows);
       const res = await importFile(file, '--batch-rows', '20000');
       expect(res.code, res.stderr).toBe(0);
-      expect(summaryValue(res.stdout, 'rows stored')).toBe(rows);
+      expect(summaryValue(res.stderr, 'rows stored')).toBe(rows);
       fs.rmSync(file);
-      return summaryValue(res.stdout, 'peak RSS');
+      return summaryValue(res.stderr, 'peak RSS');
     };
     const small = await peak(100_000);
     const large = await peak(400_000);

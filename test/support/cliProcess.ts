@@ -1,5 +1,5 @@
 // Runs a command-line tool of the repository the way `npm run import|export` does
-// (`node --import tsx src/meter/cli/…`), as a child process, and collects its output.
+// (`node --import tsx src/cli/…`), as a child process, and collects its output.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,9 +12,11 @@ export interface CliResult {
   stderr: string;
 }
 
-export function runCli(script: 'importCsv' | 'exportCsv', args: string[], env: Record<string, string>, timeoutMs = 60_000): Promise<CliResult> {
+/** `built`: the package's bin as built into dist/ (`npm run build`), run by plain node, no tsx. */
+export function runCli(script: 'importCsv' | 'exportCsv', args: string[], env: Record<string, string>, timeoutMs = 60_000, built = false): Promise<CliResult> {
   const { LOG_LEVEL: _ignored, ...inherited } = process.env;
-  const child = spawn(process.execPath, ['--import', 'tsx', `src/meter/cli/${script}.ts`, ...args], {
+  const command = built ? [path.join(ROOT, `dist/src/cli/${script}.js`)] : ['--import', 'tsx', `src/cli/${script}.ts`];
+  const child = spawn(process.execPath, [...command, ...args], {
     cwd: ROOT,
     env: { ...inherited, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,9 +1,9 @@
 // The import's byte-level CSV reading: records across chunk boundaries, quotes, line numbers,
 // the header, numbers, and the progress line.
 import { describe, expect, it } from 'vitest';
-import { CsvFormatError, Fields, MAX_RECORD_BYTES, RecordSplitter, csvField } from '../../src/meter/cli/csv.ts';
-import { Progress } from '../../src/meter/cli/progress.ts';
-import { COLUMNS, parseDecimal, readHeader, readReading, type ColumnIndex } from '../../src/meter/cli/readingRow.ts';
+import { CsvFormatError, Fields, MAX_RECORD_BYTES, RecordSplitter, csvField } from '../../src/cli/csv.ts';
+import { Progress } from '../../src/cli/progress.ts';
+import { COLUMNS, parseDecimal, readHeader, readReading, type ColumnIndex } from '../../src/cli/readingRow.ts';
 
 interface Rec {
   line: number;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isoUtc, seriesJson, seriesJsonById } from '../../src/store/timeseries/readingJson.ts';
+import { isoUtc, roundComputed, seriesJson, seriesJsonById } from '../../src/store/timeseries/readingJson.ts';
 
 describe('reading JSON', () => {
   it('writes instants exactly as Date#toISOString does', () => {
@@ -39,8 +39,10 @@ describe('reading JSON', () => {
       resolutions: Int32Array.from([1, 2_147_483, 86_400, 86_400]),
       updatedAt: Float64Array.from([last + 86_399_999, first, first + 999, last]),
     };
+    expect(JSON.parse(seriesJson(series).toString()).map((r: { value: number }) => r.value)).toEqual(values);
     const readings = JSON.parse(seriesJson(series, -2_147_483_648).toString());
-    expect(readings.map((r: { value: number }) => r.value)).toEqual(values);
+    // Bucket values are computed: rounded to COMPUTED_DIGITS significant digits.
+    expect(readings.map((r: { value: number }) => r.value)).toEqual(values.map(roundComputed));
     expect(readings.map((r: { timestamp: string }) => r.timestamp)).toEqual([...series.timestamps].map((t) => new Date(t).toISOString()));
     expect(readings[3]).toMatchObject({ periodTo: '+275760-09-13T00:00:00.000Z', resolution: -2_147_483_648 });
   });

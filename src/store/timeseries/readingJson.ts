@@ -77,6 +77,19 @@ export function isoUtc(ms: number): string {
   return out.toString('latin1', 0, putIso(out, 0, ms));
 }
 
+/** Significant digits of values the platform computes (bucket sums and averages, virtual
+ * registers): a sum of float8 readings carries binary noise in its last digits (0.1 + 0.2 =
+ * 0.30000000000000004); 12 significant digits (relative precision 1e-12, far finer than any
+ * meter) give exact inputs exact-looking outputs. Readings as stored are returned as posted.
+ * Documented in docs/meter-data.md; the CSV export rounds the same way. */
+export const COMPUTED_DIGITS = 12;
+
+/** A computed value rounded to COMPUTED_DIGITS significant digits. */
+export function roundComputed(value: number): number {
+  if (value === 0 || !Number.isFinite(value) || Number.isInteger(value)) return value;
+  return Number(value.toPrecision(COMPUTED_DIGITS));
+}
+
 /** A JSON number; a non-finite one (an overflowing sum) becomes null, as JSON.stringify does. */
 function putNumber(out: Buffer, at: number, value: number): number {
   return Number.isFinite(value) ? putText(out, at, String(value)) : put(out, at, NULL);
@@ -84,7 +97,8 @@ function putNumber(out: Buffer, at: number, value: number): number {
 
 /** The series as a JSON array of Reading: periodTo = timestamp + the row's resolution; the
  * `resolution` written is `bucketSeconds` when given (buckets: the length asked for, 86400 on a
- * 23-hour local day too), else the row's own. */
+ * 23-hour local day too), else the row's own. Values of buckets (bucketSeconds given) are
+ * computed and rounded with roundComputed. */
 export function seriesJson(series: Series, bucketSeconds?: number): Buffer {
   const { timestamps, values, resolutions, updatedAt } = series;
   const n = timestamps.length;
@@ -112,7 +126,7 @@ export function seriesJson(series: Series, bucketSeconds?: number): Buffer {
     at = put(out, at, PERIOD_TO);
     at = putIso(out, at, t + seconds * 1000);
     at = put(out, at, updated);
-    at = putNumber(out, at, values[i]!);
+    at = putNumber(out, at, bucketSeconds === undefined ? values[i]! : roundComputed(values[i]!));
     at = put(out, at, tail);
   }
   out[at++] = 93; // ]

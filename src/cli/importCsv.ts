@@ -1,22 +1,31 @@
-// `npm run import -- FILE.csv[.gz] [--reject-file PATH] [--batch-rows N] [--progress-interval SECONDS]`
-// Loads readings from a CSV file (docs/import-export.md): progress on stderr, the summary on
-// stdout, rejected rows in the reject file. Exit codes: 0 done (some rows may be rejected),
-// 1 the import could not run to the end, 2 bad usage or configuration, 3 every row rejected,
-// 130 interrupted.
+#!/usr/bin/env node
+// `flex-import FILE.csv[.gz] [--reject-file PATH] [--batch-rows N] [--progress-interval SECONDS] [--url URL --token TOKEN]`
+// Loads readings from a CSV file (docs/import-export.md) into the database (DATABASE_URL or the
+// embedded PostgreSQL of DATA_DIR) or, with --url, through a running server's POST /api/readings.
+// Progress and the summary on stderr (stdout stays empty), rejected rows in the reject file.
+// Exit codes: 0 done (some rows may be rejected), 1 the import could not run to the end, 2 bad
+// usage or configuration, 3 every row rejected, 130 interrupted.
 import { parseArgs } from 'node:util';
 import { cliLogger, openCliDatabase, startCli, type CliDatabase } from './cliDatabase.ts';
 import { openCsvInput, type CsvInput } from './csvInput.ts';
 import { ImportError, runImport, type ImportStats } from './importer.ts';
 import { Progress, formatBytes } from './progress.ts';
 import { RejectFile } from './rejectFile.ts';
+import { RemoteApi, remoteOptions, type RemoteOptions } from './remote.ts';
+import { runRemoteImport } from './remoteImport.ts';
+import { summary } from './summary.ts';
 
 const EXIT = { ok: 0, failed: 1, usage: 2, allRejected: 3, interrupted: 130 } as const;
 
-const USAGE = `usage: npm run import -- FILE.csv[.gz] [--reject-file PATH] [--batch-rows N] [--progress-interval SECONDS]
-  CSV header: meterId,registerId,timestamp,value,resolution (meter and register externalIds)
+const USAGE = `usage: flex-import FILE.csv[.gz] [--reject-file PATH] [--batch-rows N] [--progress-interval SECONDS] [--url URL --token TOKEN]
+  (from the source tree: npm run import -- …)
+  CSV header: meterId,registerId,timestamp,value,resolution (meter and register externalIds; with
+  database access a numeric meter or register id is taken too when no externalId matches)
   --reject-file PATH         where rejected rows go (default: FILE.rejects.csv next to FILE)
-  --batch-rows N             rows per batch written to the store (default 100000)
-  --progress-interval S      seconds between progress lines when stderr is not a terminal (default 5)`;
+  --batch-rows N             rows per batch written to the store or POSTed (default 100000)
+  --progress-interval S      seconds between progress lines when stderr is not a terminal (default 5)
+  --url URL, --token TOKEN   remote mode: POST /api/readings batches to this server with this bearer
+                             token (or FLEX_URL, FLEX_TOKEN), paced under its rate limit`;
 
 const DEFAULT_BATCH_ROWS = 100_000;
 const MAX_BATCH_ROWS = 5_000_000;
@@ -38,6 +47,7 @@ interface Options {
   rejectPath: string;
   batchRows: number;
   progressIntervalMs: number;
+  remote: RemoteOptions | undefined;
 }
 
 function readOptions(argv: string[]): Options | string {
@@ -45,12 +55,22 @@ function readOptions(argv: string[]): Options | string {
     const { values, positionals } = parseArgs({
       args: argv,
       allowPositionals: true,
-      options: { 'reject-file': { type: 'string' }, 'batch-rows': { type: 'string' }, 'progress-interval': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      options: {
+        'reject-file': { type: 'string' },
+        'batch-rows': { type: 'string' },
+        'progress-interval': { type: 'string' },
+        url: { type: 'string' },
+        token: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
     });
     if (values.help) return '';
     if (positionals.length !== 1) return positionals.length === 0 ? 'name the CSV file to import' : `one file at a time, got ${positionals.length}`;
     const file = positionals[0]!;
+    const remote = remoteOptions(values.url, values.token);
+    if (typeof remote === 'string') return remote;
     return {
+      remote,
       file,
       rejectPath: values['reject-file'] ?? defaultRejectPath(file),
       batchRows: positiveNumber(values['batch-rows'], DEFAULT_BATCH_ROWS, '--batch-rows', MAX_BATCH_ROWS, true),
@@ -61,24 +81,18 @@ function readOptions(argv: string[]): Options | string {
   }
 }
 
-function cpuSeconds(): number {
-  const { user, system } = process.cpuUsage();
-  return (user + system) / 1e6;
-}
-
-function summary(o: Options, stats: ImportStats, rejects: RejectFile | undefined, seconds: number, outcome: string): string {
-  const lines = [
+function importSummary(o: Options, stats: ImportStats, rejects: RejectFile | undefined, seconds: number, outcome: string): string {
+  return summary(
     `import of ${o.file} ${outcome}`,
-    `  rows read: ${stats.rows}`,
-    `  rows stored: ${stats.stored}`,
-    `  duplicates replaced within a batch: ${stats.duplicates}`,
-    `  rows rejected: ${stats.rejected}${stats.rejected > 0 && rejects ? ` (see ${rejects.path})` : ''}`,
-    `  duration: ${seconds.toFixed(1)} s`,
-    `  rows/s: ${Math.round(stats.rows / Math.max(seconds, 1e-3))}`,
-    `  importer CPU: ${cpuSeconds().toFixed(1)} s`,
-    `  peak RSS: ${formatBytes(process.resourceUsage().maxRSS * 1024)}`,
-  ];
-  return `${lines.join('\n')}\n`;
+    [
+      ['rows read', stats.rows],
+      ['rows stored', stats.stored],
+      ['duplicates replaced within a batch', stats.duplicates],
+      ['rows rejected', `${stats.rejected}${stats.rejected > 0 && rejects ? ` (see ${rejects.path})` : ''}`],
+    ],
+    stats.rows,
+    seconds,
+  );
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -104,14 +118,17 @@ async function main(argv: string[]): Promise<number> {
   } catch (err) {
     return fail(`cannot write the reject file ${options.rejectPath}: ${(err as Error).message}`);
   }
-  try {
-    db = await openCliDatabase(config, cliLogger(config));
-  } catch (err) {
-    return fail(`cannot open the database: ${(err as Error).message}`);
-  }
-  process.stderr.write(`importing ${options.file} (${formatBytes(input.totalBytes)}${input.gzip ? ', gzip' : ''}) into ${db.where}\n`);
-
   const controller = new AbortController();
+  const api = options.remote ? new RemoteApi(options.remote, controller.signal) : undefined;
+  if (!api) {
+    try {
+      db = await openCliDatabase(config, cliLogger(config));
+    } catch (err) {
+      return fail(`cannot open the database: ${(err as Error).message}`);
+    }
+  }
+  process.stderr.write(`importing ${options.file} (${formatBytes(input.totalBytes)}${input.gzip ? ', gzip' : ''}) into ${api ? `${api.where} (POST /api/readings)` : db!.where}\n`);
+
   const onSignal = () => {
     if (controller.signal.aborted) process.exit(EXIT.interrupted);
     process.stderr.write('\nstopping after the batch in flight (again to quit at once)…\n');
@@ -125,13 +142,14 @@ async function main(argv: string[]): Promise<number> {
   const started = performance.now();
   let error: unknown;
   try {
-    await runImport({ input, db: db.pool, store: db.store, rejects, batchRows: options.batchRows, progress, signal: controller.signal }, stats);
+    if (api) await runRemoteImport({ input, api, rejects, batchRows: options.batchRows, progress, signal: controller.signal }, stats);
+    else await runImport({ input, db: db!.pool, store: db!.store, rejects, batchRows: options.batchRows, progress, signal: controller.signal }, stats);
   } catch (err) {
     error = err;
   } finally {
     progress.done();
     await rejects.close();
-    await db.close();
+    await db?.close();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
@@ -139,14 +157,14 @@ async function main(argv: string[]): Promise<number> {
   if (error) {
     const interrupted = controller.signal.aborted;
     const reason = error instanceof ImportError ? error.message : `${(error as Error).message ?? String(error)}`;
-    process.stdout.write(summary(options, stats, rejects, seconds, interrupted ? 'interrupted' : 'failed'));
+    process.stderr.write(importSummary(options, stats, rejects, seconds, interrupted ? 'interrupted' : 'failed'));
     process.stderr.write(
       `import ${interrupted ? 'interrupted' : `failed: ${reason}`}\n` +
         `every row up to line ${stats.committedThroughLine} is stored or in the reject file; importing the whole file again is safe (stored rows are replaced by the same values)\n`,
     );
     return interrupted ? EXIT.interrupted : EXIT.failed;
   }
-  process.stdout.write(summary(options, stats, rejects, seconds, 'finished'));
+  process.stderr.write(importSummary(options, stats, rejects, seconds, 'finished'));
   if (stats.rows > 0 && stats.stored + stats.duplicates === 0) {
     process.stderr.write(`every row was rejected: nothing was stored (reasons in ${rejects.path})\n`);
     return EXIT.allRejected;

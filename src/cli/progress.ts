@@ -38,6 +38,9 @@ export class Progress {
     private readonly out: NodeJS.WriteStream,
     private readonly tty: boolean,
     private readonly intervalMs: number,
+    /** `bytes`: bytesRead of totalBytes of a file (the import); `period`: bytesRead is the share
+     * of registers × period written so far, totalBytes 1 (the export). */
+    private readonly measure: 'bytes' | 'period' = 'bytes',
   ) {
     this.lastDraw = this.startedAt;
   }
@@ -60,9 +63,8 @@ export class Progress {
       this.out.write(`\r${line.slice(0, columns - 1)}\x1b[K`);
       this.drawn = true;
     } else {
-      this.out.write(
-        `progress: ${percent} (${formatBytes(state.bytesRead)} of ${formatBytes(state.totalBytes)}), ${count(state.rows)} rows${rejected}, ${count(rate)} rows/s, ETA ${formatDuration(eta)}\n`,
-      );
+      const of = this.measure === 'bytes' ? `(${formatBytes(state.bytesRead)} of ${formatBytes(state.totalBytes)})` : 'of registers × period';
+      this.out.write(`progress: ${percent} ${of}, ${count(state.rows)} rows${rejected}, ${count(rate)} rows/s, ETA ${formatDuration(eta)}\n`);
     }
   }
 

@@ -6,8 +6,8 @@
 //
 // Unlike POST /api/readings, which is all-or-nothing per request, the import validates per row:
 // a bad row goes to the reject file and the valid rows around it are stored.
-import type { Queryable } from '../../store/database.ts';
-import type { TimeSeriesStore } from '../../store/timeseries/types.ts';
+import type { Queryable } from '../store/database.ts';
+import type { TimeSeriesStore } from '../store/timeseries/types.ts';
 import { CsvFormatError, Fields, RecordSplitter } from './csv.ts';
 import type { CsvInput } from './csvInput.ts';
 import { ImportBatch, SeriesCache } from './importBatch.ts';

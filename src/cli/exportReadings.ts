@@ -8,10 +8,11 @@
 // Windows of bucketed exports start and end on bucket boundaries, so no bucket is split.
 // Windows of as-stored exports are sized from the register's defaultResolution (PAGE_ROWS readings
 // at that spacing) and adapt to the density actually found, within 1 minute and 4 times that size.
-import type { TimeSeriesStore } from '../../store/timeseries/types.ts';
-import type { RegisterForRead } from '../meterStore.ts';
-import { aggregateOf } from '../readingsQuery.ts';
-import { startOfLocalDay } from '../../shared/virtual/time.ts';
+import type { TimeSeriesStore } from '../store/timeseries/types.ts';
+import type { RegisterForRead } from '../meter/meterStore.ts';
+import { aggregateOf } from '../meter/readingsQuery.ts';
+import { roundComputed } from '../store/timeseries/readingJson.ts';
+import { startOfLocalDay } from '../shared/virtual/time.ts';
 
 export const EXPORT_HEADER = 'registerId,timestamp,periodTo,updatedAt,value,resolution\n';
 
@@ -51,7 +52,7 @@ async function* bucketPages(store: TimeSeriesStore, q: ExportQuery, register: Re
     const s = series!;
     for (let i = 0; i < s.timestamps.length; i += 1) {
       const t = s.timestamps[i]!;
-      text += `${register.id},${iso(t)},${iso(t + s.resolutions[i]! * 1000)},${iso(s.updatedAt[i]!)},${s.values[i]!},${q.resolution}\n`;
+      text += `${register.id},${iso(t)},${iso(t + s.resolutions[i]! * 1000)},${iso(s.updatedAt[i]!)},${roundComputed(s.values[i]!)},${q.resolution}\n`;
     }
     if (text) yield text;
     from = to;

@@ -4,10 +4,10 @@
 // `lookupSeries`, so the rules are the same), rejects the rows of pairs that cannot take readings,
 // and groups the rest exactly like POST /api/readings does (by series, sorted by time, the last
 // of equal timestamps wins) into rows for the time-series store.
-import type { Queryable } from '../../store/database.ts';
-import type { ReadingRows } from '../../store/timeseries/types.ts';
-import { Rows, group } from '../../shared/readings/parseReadings.ts';
-import { lookupSeries, type SeriesLookup } from '../ingest.ts';
+import type { Queryable } from '../store/database.ts';
+import type { ReadingRows } from '../store/timeseries/types.ts';
+import { Rows, group } from '../shared/readings/parseReadings.ts';
+import { lookupSeries, type SeriesLookup } from '../meter/ingest.ts';
 
 export interface Reject {
   line: number;
@@ -111,7 +111,7 @@ export class ImportBatch {
   async seal(db: Queryable): Promise<SealedBatch> {
     const unresolved = this.series.filter((s) => s.lookup === undefined);
     if (unresolved.length > 0) {
-      const lookups = await lookupSeries(db, unresolved, null);
+      const lookups = await lookupSeries(db, unresolved, null, true);
       unresolved.forEach((s, k) => {
         s.lookup = lookups[k]!;
         this.cache.set(`${s.meterId}\u0000${s.registerId}`, s.lookup);

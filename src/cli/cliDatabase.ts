@@ -9,15 +9,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { ConfigError, loadConfig, type Config } from '../../config.ts';
-import { createLogger } from '../../log.ts';
-import { createPool, type Pool } from '../../store/database.ts';
-import { isAlive, startEmbeddedPostgres, type RunningPostgres } from '../../store/embeddedPostgres.ts';
-import { migrate } from '../../store/migrate.ts';
-import { MIGRATIONS } from '../../store/migrationSources.ts';
-import { createTimeSeriesStore, timeSeriesConfig } from '../../store/timeseries/index.ts';
-import type { TimeSeriesStore } from '../../store/timeseries/types.ts';
-import { WorkerPool } from '../../workerPool.ts';
+import { ConfigError, loadConfig, type Config } from '../config.ts';
+import { createLogger } from '../log.ts';
+import { createPool, type Pool } from '../store/database.ts';
+import { isAlive, startEmbeddedPostgres, type RunningPostgres } from '../store/embeddedPostgres.ts';
+import { migrate } from '../store/migrate.ts';
+import { MIGRATIONS } from '../store/migrationSources.ts';
+import { createTimeSeriesStore, timeSeriesConfig } from '../store/timeseries/index.ts';
+import type { TimeSeriesStore } from '../store/timeseries/types.ts';
+import { WorkerPool } from '../workerPool.ts';
 
 /** Connections a CLI needs: one for the write in flight, one for lookups, spare for the store. */
 const CLI_POOL_MAX = 4;
