@@ -27,11 +27,6 @@ export interface RawReplyLog {
 
 const isJson = (contentType: string | undefined) => contentType === undefined || /^application\/(?:[\w.+-]+\+)?json\b/.test(contentType);
 
-/** A raw reply's size: a string, a Buffer, or a list of chunks of either. */
-function rawBytes(raw: string | Buffer | (string | Buffer)[]): number {
-  return Array.isArray(raw) ? raw.reduce((n, part) => n + part.length, 0) : raw.length;
-}
-
 export function checkRawReplies(app: App): RawReplyLog {
   const ajv = createValidators().body;
   const validators = new Map<JsonSchema, ValidateFunction>();
@@ -42,7 +37,10 @@ export function checkRawReplies(app: App): RawReplyLog {
     const handler = def.handler;
     def.handler = async (req) => {
       const reply: ApiReply = await handler(req);
-      if (reply.raw === undefined || !isJson(reply.contentType) || key in RAW_WITHOUT_SCHEMA || rawBytes(reply.raw) > MAX_CHECKED_BYTES) return reply;
+      if (reply.raw === undefined || !isJson(reply.contentType) || key in RAW_WITHOUT_SCHEMA) return reply;
+      // A raw reply may come as pieces (readings, one per register: compression.ts streams them).
+      const raw = Array.isArray(reply.raw) ? Buffer.concat(reply.raw.map((piece) => (typeof piece === 'string' ? Buffer.from(piece) : piece))) : reply.raw;
+      if (raw.length > MAX_CHECKED_BYTES) return reply;
       const schema = def.responses[reply.status]?.schema;
       if (!schema) {
         log.failures.push(`${key} → ${reply.status}: a raw JSON reply with no response schema for the status`);
@@ -50,8 +48,7 @@ export function checkRawReplies(app: App): RawReplyLog {
       }
       let validate = validators.get(schema);
       if (!validate) validators.set(schema, (validate = compile(ajv, schema, `${key} response ${reply.status}`)));
-      const text = Array.isArray(reply.raw) ? reply.raw.map((part) => part.toString()).join('') : reply.raw.toString();
-      const body: unknown = JSON.parse(text);
+      const body: unknown = JSON.parse(raw.toString());
       if (!validate(body)) log.failures.push(`${key} → ${reply.status}: ${ajv.errorsText(validate.errors)}`);
       if (!log.checked.has(key)) log.checked.set(key, new Set());
       log.checked.get(key)!.add(reply.status);
