@@ -16,7 +16,7 @@
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { from as copyFrom } from 'pg-copy-streams';
-import { BLOCK_COPY_COLUMNS, encodeBlocks } from '../workers/readings/blocks.ts';
+import { BLOCK_COPY_COLUMNS, encodeBlocks } from '../src/shared/readings/blocks.ts';
 import { ensureInfluxd, startInflux, type Influx } from './support/influx.ts';
 import { ilpBodies, questdbPeer } from './support/questdbPeer.ts';
 import { writeResults } from './support/load.ts';

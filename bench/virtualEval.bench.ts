@@ -5,10 +5,10 @@
 //   node --import tsx bench/virtualEval.bench.ts
 import os from 'node:os';
 import { Bench } from 'tinybench';
-import { BaselineAlgorithm, baselineLookbackDays, computeBaseline } from '../workers/virtual/baselines.ts';
-import { evaluateExpression, parseExpression, type Expr } from '../workers/virtual/expression.ts';
-import { runningTotal } from '../workers/virtual/runningTotal.ts';
-import { localDayKey } from '../workers/virtual/time.ts';
+import { BaselineAlgorithm, baselineLookbackDays, computeBaseline } from '../src/shared/virtual/baselines.ts';
+import { evaluateExpression, parseExpression, type Expr } from '../src/shared/virtual/expression.ts';
+import { runningTotal } from '../src/shared/virtual/runningTotal.ts';
+import { localDayKey } from '../src/shared/virtual/time.ts';
 
 const N = 1_000_000;
 const VARS = ['r0', 'r1', 'r2'];

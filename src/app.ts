@@ -35,10 +35,10 @@ import { createTimeSeriesStore, timeSeriesConfig } from './store/timeseries/inde
 import type { TimeSeriesStore } from './store/timeseries/types.ts';
 import { resourceRoutes } from './grid/resourceRoutes.ts';
 import { zoneRoutes } from './grid/zoneRoutes.ts';
-import { productAdminRoutes } from './products/adminRoutes.ts';
+import { productAdminRoutes } from './products/orderAdminRoutes.ts';
 import { clearDueOrders } from './products/clearing.ts';
 import { productRoutes } from './products/productRoutes.ts';
-import { settlementRoutes } from './products/settlement.ts';
+import { settlementRoutes } from './products/settlementRoutes.ts';
 import type { ValidationDeps } from './products/validationData.ts';
 import { validateDueTransactions, validationBacklog } from './products/validationJob.ts';
 import { validationAdminRoutes } from './products/validationRoutes.ts';
@@ -47,8 +47,8 @@ import { readingsRoutes } from './meter/readingsRoutes.ts';
 import { VirtualRegisters } from './meter/virtualRegisters.ts';
 import { WorkerPool } from './workerPool.ts';
 import { TimeSeriesUnavailable } from './store/timeseries/types.ts';
-import { createVtn } from './vtn/module.ts';
-import { openAdr31TokenRoute } from './vtn/v31/routes.ts';
+import { createVtn } from './vtn/vtn.ts';
+import { openAdr31TokenRoute } from './vtn/v31/v31Routes.ts';
 import { consoleRoutes } from './console/consoleRoutes.ts';
 import { openApiInfo } from './openApiInfo.ts';
 

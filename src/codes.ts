@@ -3,7 +3,7 @@
 // description per value, from which the request/response schemas (unknown codes → 400), the
 // OpenAPI document and the README tables are built.
 
-import { BASELINE_ALGORITHMS as BASELINE_SPECS, BaselineAlgorithm } from '../workers/virtual/baselineAlgorithms.ts';
+import { BASELINE_ALGORITHMS as BASELINE_SPECS, BaselineAlgorithm } from './shared/virtual/baselineAlgorithms.ts';
 
 export { BaselineAlgorithm };
 

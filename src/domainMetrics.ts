@@ -5,7 +5,7 @@
 // the oldest pending one's age, the delivery-validation backlog). Names follow prom-client's and
 // Prometheus' conventions: `flex_` prefix, base units (seconds), `_total` on counters. Labels are
 // bounded sets (backend, a few resolutions, reasons, job names): never ids or raw paths.
-// docs/grafana/flex-dashboard.json shows them; test/integration/metrics.test.ts checks that every
+// docs/grafana/flex-dashboard.json shows them; test/integration/domainMetrics.test.ts checks that every
 // metric the dashboard queries is on /metrics.
 import client from 'prom-client';
 import type { Logger } from 'pino';

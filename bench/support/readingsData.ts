@@ -3,7 +3,7 @@
 // deterministic pseudo-random numbers with three decimals (meter data as utilities send it) and
 // are written with the same JavaScript number text in every format.
 import fs from 'node:fs';
-import { encodeCopy, fillRegisterIds } from '../../workers/readings/pgCopy.ts';
+import { encodeCopy, fillRegisterIds } from '../../src/shared/readings/pgCopy.ts';
 import type { BenchMeter } from './meterSetup.ts';
 
 export const STEP_SECONDS = 900;

@@ -12,7 +12,7 @@ import type { TimeSeriesStore } from '../store/timeseries/types.ts';
 import type { RegisterForRead } from '../meter/meterStore.ts';
 import { aggregateOf } from '../meter/readingsQuery.ts';
 import { roundComputed } from '../store/timeseries/readingJson.ts';
-import { startOfLocalDay } from '../../workers/virtual/time.ts';
+import { startOfLocalDay } from '../shared/virtual/time.ts';
 
 export const EXPORT_HEADER = 'registerId,timestamp,periodTo,updatedAt,value,resolution\n';
 

@@ -6,7 +6,7 @@
 // of equal timestamps wins) into rows for the time-series store.
 import type { Queryable } from '../store/database.ts';
 import type { ReadingRows } from '../store/timeseries/types.ts';
-import { Rows, group } from '../../workers/readings/parseReadings.ts';
+import { Rows, group } from '../shared/readings/parseReadings.ts';
 import { lookupSeries, type SeriesLookup } from '../meter/ingest.ts';
 
 export interface Reject {

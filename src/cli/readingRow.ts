@@ -2,7 +2,7 @@
 // characters, a UTC ISO 8601 timestamp ending in Z naming a real calendar date (the API's own
 // byte parser), a finite value, a resolution that is a whole number of seconds from 1 to
 // MAX_RESOLUTION. Meter and register are checked later, per series (importBatch.ts).
-import { MAX_RESOLUTION, parseTimestampBytes } from '../../workers/readings/parseReadings.ts';
+import { MAX_RESOLUTION, parseTimestampBytes } from '../shared/readings/parseReadings.ts';
 import type { Fields } from './csv.ts';
 
 export const COLUMNS = ['meterId', 'registerId', 'timestamp', 'value', 'resolution'] as const;

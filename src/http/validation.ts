@@ -2,7 +2,7 @@
 // path and query parameters arrive as strings and are coerced by their schemas.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { isStorableText, UNSTORABLE_TEXT } from '../../workers/storableText.ts';
+import { isStorableText, UNSTORABLE_TEXT } from '../shared/storableText.ts';
 import type { FieldError } from './errors.ts';
 import type { JsonSchema } from './types.ts';
 
@@ -150,7 +150,7 @@ function framePath(frame: Frame, prefix: string): string {
 }
 
 /** Every string (values and property names) of a parsed request part that PostgreSQL could not
- * store (workers/storableText.ts), as field errors: the same check at one depth for path
+ * store (src/shared/storableText.ts), as field errors: the same check at one depth for path
  * parameters, query parameters and bodies, on every route. Iterative, so a deeply nested body
  * cannot exhaust the stack; paths are built only for offenders. */
 export function unstorableTextErrors(value: unknown, prefix: string): FieldError[] {

@@ -7,7 +7,7 @@ import type { ApiRequest, RateLimitWindow, RouteDef } from '../http/types.ts';
 import { parseUtcTimestamp } from '../http/validation.ts';
 import type { TimeSeriesStore } from '../store/timeseries/types.ts';
 import type { Queryable } from '../store/database.ts';
-import { MAX_ID_LENGTH, MAX_RESOLUTION } from '../../workers/readings/parseReadings.ts';
+import { MAX_ID_LENGTH, MAX_RESOLUTION } from '../shared/readings/parseReadings.ts';
 import { resolutionLabel, type DomainMetrics, type RefusalReason } from '../domainMetrics.ts';
 import { ingestReadings, UnknownSeries } from './ingest.ts';
 import { queryReadings, type QueryDeps } from './readingsQuery.ts';
@@ -31,7 +31,7 @@ function refusalReason(err: unknown): RefusalReason {
   return err.status === 400 ? 'invalid_values' : 'error';
 }
 
-/** The published POST /api/readings body. The worker's byte parser (workers/readings/parseReadings.ts)
+/** The published POST /api/readings body. The worker's byte parser (src/shared/readings/parseReadings.ts)
  * is what enforces it; its limits are taken from there, and test/unit/readingsBodyContract.test.ts
  * checks that both accept and refuse the same bodies. */
 export const readingsBatchSchema = objectSchema(

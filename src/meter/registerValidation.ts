@@ -5,9 +5,9 @@
 import { badRequest, conflict, type FieldError } from '../http/errors.ts';
 import type { Queryable } from '../store/database.ts';
 import type { TimeSeriesStore } from '../store/timeseries/types.ts';
-import { parseExpression, type Expr } from '../../workers/virtual/expression.ts';
-import { isValidTimeZone } from '../../workers/virtual/time.ts';
-import { sourceVariables } from '../../workers/virtual/task.ts';
+import { parseExpression, type Expr } from '../shared/virtual/expression.ts';
+import { isValidTimeZone } from '../shared/virtual/time.ts';
+import { sourceVariables } from '../shared/virtual/contract.ts';
 import { CalculationType } from '../codes.ts';
 import { assertSourcesAcyclic, getMeter, getRegister, type RegisterInput } from './meterStore.ts';
 

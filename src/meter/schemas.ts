@@ -1,7 +1,7 @@
 // Schemas of meters, registers, virtual definitions and readings, as the interface names them.
 import { BASELINE_ALGORITHMS, CALCULATION_TYPES, MEASUREMENT_PREFIXES, MEASUREMENT_TYPES, METER_TYPES, REGISTER_TYPES, codeSchema } from '../codes.ts';
 import { arrayOf, dateTime, int32Id, nullable, objectSchema } from '../http/schemas.ts';
-import { MAX_ID_LENGTH } from '../../workers/readings/parseReadings.ts';
+import { MAX_ID_LENGTH } from '../shared/readings/parseReadings.ts';
 
 const externalId = { type: 'string', minLength: 1, maxLength: MAX_ID_LENGTH, description: 'Your identifier; POST /api/readings names meters and registers by it.' };
 const name = { type: 'string', minLength: 1, maxLength: 200 };

@@ -5,7 +5,7 @@ import { HttpError, badRequest, conflict, notFound, type FieldError } from '../h
 import { parseUtcTimestamp } from '../http/validation.ts';
 import { withTransaction, type Pool, type Queryable } from '../store/database.ts';
 import { addEventDays } from '../meter/meterStore.ts';
-import { localDayKey } from '../../workers/virtual/time.ts';
+import { localDayKey } from '../shared/virtual/time.ts';
 import { AVAILABILITY_PRODUCTS, FLEXIBILITY_PRODUCTS, activationOf, quantityErrors, timeGridErrors, visibleOrderSql } from './rules.ts';
 
 export const FLEX_ORDER_COLUMNS = `o.id, o.created_by AS "createdBy", o.created_at AS "createdAt", o.expires_at AS "expiresAt", o.start, o."end",

@@ -7,7 +7,7 @@ import { createPool, type Pool } from '../../src/store/database.ts';
 import { convertRows } from '../../src/store/timeseries/postgres/convertRows.ts';
 import { PostgresTimeSeriesStore } from '../../src/store/timeseries/postgres/store.ts';
 import { WorkerPool } from '../../src/workerPool.ts';
-import { encodeBlocks } from '../../workers/readings/blocks.ts';
+import { encodeBlocks } from '../../src/shared/readings/blocks.ts';
 import { createTestDatabase } from '../support/testApp.ts';
 
 const workers = new WorkerPool(1);

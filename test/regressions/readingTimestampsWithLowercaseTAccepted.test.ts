@@ -2,7 +2,7 @@
 // accepted `2024-01-20t00:15:00Z` (lowercase t) while the published POST /api/readings schema
 // (utc-date-time, like every other timestamp of the API) refuses it.
 import { describe, expect, it } from 'vitest';
-import { parseReadings } from '../../workers/readings/parseReadings.ts';
+import { parseReadings } from '../../src/shared/readings/parseReadings.ts';
 
 describe('a reading timestamp with a lowercase t', () => {
   it('is refused with its path, like everywhere else in the API', () => {

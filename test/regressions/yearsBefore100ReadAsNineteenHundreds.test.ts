@@ -5,7 +5,7 @@
 // 1950; and the parser filed such a reading under the month partition of 1950 (monthsOf).
 import { describe, expect, it } from 'vitest';
 import { parseUtcTimestamp } from '../../src/http/validation.ts';
-import { monthsOf, parseTimestampBytes } from '../../workers/readings/parseReadings.ts';
+import { monthsOf, parseTimestampBytes } from '../../src/shared/readings/parseReadings.ts';
 
 describe('UTC timestamps before year 100', () => {
   it('are read as written, by the API and by the reading-batch parser alike', () => {

@@ -1,9 +1,9 @@
 // The byte-level reading-batch parser: numbers and timestamps decode exactly like JSON.parse and
 // Date.parse would, paths name the offending values, duplicates resolve to the last one.
 import { describe, expect, it } from 'vitest';
-import { parseReadings, parseTimestampBytes } from '../../workers/readings/parseReadings.ts';
-import { JsonCursor } from '../../workers/readings/jsonCursor.ts';
-import { encodeCopy, fillRegisterIds, COPY_HEADER, ROW_BYTES } from '../../workers/readings/pgCopy.ts';
+import { parseReadings, parseTimestampBytes } from '../../src/shared/readings/parseReadings.ts';
+import { JsonCursor } from '../../src/shared/readings/jsonCursor.ts';
+import { encodeCopy, fillRegisterIds, COPY_HEADER, ROW_BYTES } from '../../src/shared/readings/pgCopy.ts';
 
 const bytes = (s: string) => Buffer.from(s);
 

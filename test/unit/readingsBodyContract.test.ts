@@ -1,4 +1,4 @@
-// POST /api/readings is enforced by the worker's byte parser (workers/readings/parseReadings.ts),
+// POST /api/readings is enforced by the worker's byte parser (src/shared/readings/parseReadings.ts),
 // not by Ajv; its published body schema (readingsBatchSchema, in the OpenAPI document) must say
 // exactly what the parser accepts. Random bodies built from edge-case pieces go through both:
 // Ajv on the schema (plus the platform-wide storable-text rule every route applies) and the
@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { readingsBatchSchema } from '../../src/meter/readingsRoutes.ts';
 import { compile, createValidators, parseUtcTimestamp, unstorableTextErrors } from '../../src/http/validation.ts';
-import { MAX_ID_LENGTH, MAX_RESOLUTION, parseReadings, type ParsedBatch } from '../../workers/readings/parseReadings.ts';
+import { MAX_ID_LENGTH, MAX_RESOLUTION, parseReadings, type ParsedBatch } from '../../src/shared/readings/parseReadings.ts';
 
 const validate = compile(createValidators().body, readingsBatchSchema, 'POST /api/readings');
 

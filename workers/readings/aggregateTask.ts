@@ -2,13 +2,10 @@
 // resolutions the hourly rollups cannot answer (900 s, 1800 s, …): every reading is decoded and
 // summed, work that stays off the event loop. Answers come back as transferred typed arrays.
 import { transfer } from '../transfer.ts';
-import { aggregateBlocks, type BucketColumns, type Bucketing, type StoredBlock } from './aggregate.ts';
+import { aggregateBlocks, type BucketColumns } from '../../src/shared/readings/aggregate.ts';
+import type { AggregateTask } from '../../src/shared/readings/contract.ts';
 
-export interface AggregateTask {
-  registers: { blocks: StoredBlock[]; summed: boolean; bucketing: Bucketing }[];
-  start: number;
-  end: number;
-}
+export type { AggregateTask } from '../../src/shared/readings/contract.ts';
 
 export default function aggregateTask(task: AggregateTask): BucketColumns[] {
   const out = task.registers.map((r) => aggregateBlocks(r.blocks, r.summed, r.bucketing, task.start, task.end));

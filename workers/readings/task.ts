@@ -7,44 +7,13 @@
 // sorted, de-duplicated and encoded as COPY rows and posted on the port, so the main thread can
 // COPY them while parsing goes on. The final result still holds every row (columns only), for the
 // main thread to fall back on whenever streaming cannot finish the job.
-import type { MessagePort } from 'node:worker_threads';
 import { transfer } from '../transfer.ts';
-import { encodeBlocks, type EncodedBlocks } from './blocks.ts';
-import { COPY_HEADER, encodeCopy } from './pgCopy.ts';
-import { group, monthsOf, parseReadings, type FieldError, type ParsedBatch, type ParsedSeries, type Rows } from './parseReadings.ts';
+import { encodeBlocks } from '../../src/shared/readings/blocks.ts';
+import { COPY_HEADER, encodeCopy } from '../../src/shared/readings/pgCopy.ts';
+import type { ParseResult, ParseTask, ReadingChunk } from '../../src/shared/readings/contract.ts';
+import { group, monthsOf, parseReadings, type ParsedSeries, type Rows } from '../../src/shared/readings/parseReadings.ts';
 
-/** What the rows are encoded as besides columns: `pgCopy` = PostgreSQL binary COPY rows
- * (pgCopy.ts), `pgBlocks` = COPY rows of register-day blocks (blocks.ts), register ids left 0
- * for the store to fill in. */
-export type ReadingEncoding = 'none' | 'pgCopy' | 'pgBlocks';
-
-export interface ParseTask {
-  body: Uint8Array;
-  encoding: ReadingEncoding;
-  updatedAtMs: number;
-  stream?: MessagePort;
-  chunkRows?: number;
-}
-
-/** One streamed chunk: COPY rows (no header or trailer) of complete series parts. */
-export interface ReadingChunk {
-  index: number;
-  /** Series (indexes into the final series list) present in the chunk, in row order. */
-  seriesIndexes: number[];
-  /** Rows of seriesIndexes[k] are offsets[k] .. offsets[k+1]-1 within the chunk. */
-  offsets: Int32Array;
-  /** Series first seen in this chunk (their index is their position in the final list). */
-  newSeries: ParsedSeries[];
-  firsts: Float64Array;
-  lasts: Float64Array;
-  months: number[];
-  copy: Uint8Array;
-}
-
-/** `chunks`: chunks posted on the stream port (0 without streaming). */
-export type ParseResult =
-  | (ParsedBatch & { ok: true; copy: Uint8Array | undefined; blocks?: EncodedBlocks; chunks: number })
-  | { ok: false; syntax: boolean; errors: FieldError[]; chunks: number };
+export type { ParseResult, ParseTask, ReadingChunk, ReadingEncoding } from '../../src/shared/readings/contract.ts';
 
 function chunkEmitter(task: ParseTask): { hook: (rows: Rows, series: readonly ParsedSeries[], clean: boolean) => void; flush: (rows: Rows, series: readonly ParsedSeries[]) => void; sent: () => number } {
   let from = 0;

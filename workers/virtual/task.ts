@@ -7,29 +7,17 @@
 // errors, which lose their class and fields crossing the thread boundary. The result array is
 // handed back by transfer, not copied (a year of 15-minute values is 280 kB; 1M values 8 MB).
 import { move, transferableSymbol, valueSymbol } from 'piscina';
-import { BaselineAlgorithm, computeBaseline, type BaselineInput } from './baselines.ts';
-import { constantSeries } from './constant.ts';
-import { errorCodeOf, fail, type VirtualErrorCode } from './errors.ts';
-import { evaluateExpression, parseExpression, type Expr } from './expression.ts';
-import { runningTotal, type RunningTotalOptions } from './runningTotal.ts';
+import { BaselineAlgorithm, computeBaseline, type BaselineInput } from '../../src/shared/virtual/baselines.ts';
+import { constantSeries } from '../../src/shared/virtual/constant.ts';
+import { errorCodeOf, fail, type VirtualErrorCode } from '../../src/shared/virtual/errors.ts';
+import { evaluateExpression, parseExpression, type Expr } from '../../src/shared/virtual/expression.ts';
+import { runningTotal, type RunningTotalOptions } from '../../src/shared/virtual/runningTotal.ts';
+
+import { sourceVariables, type VirtualResult, type VirtualTask } from '../../src/shared/virtual/contract.ts';
 
 export type { BaselineInput, Expr, RunningTotalOptions, VirtualErrorCode };
-export { BaselineAlgorithm };
-
-export type VirtualTask =
-  | { kind: 'expression'; ast: Expr; inputs: Float64Array[]; length: number }
-  /** The expression as text, parsed in the worker with variables r0…r(inputs.length − 1). */
-  | { kind: 'expressionText'; expression: string; inputs: Float64Array[]; length: number }
-  | ({ kind: 'baseline'; algorithm: BaselineAlgorithm } & BaselineInput)
-  | ({ kind: 'runningTotal'; timestamps: Float64Array; values: Float64Array } & RunningTotalOptions)
-  | { kind: 'constant'; length: number; value: number };
-
-export type VirtualResult = { values: Float64Array } | { error: VirtualErrorCode; message: string };
-
-/** Variable names r0…r(n − 1): one per source register, in sourceRegisters order. */
-export function sourceVariables(count: number): string[] {
-  return Array.from({ length: count }, (_, i) => `r${i}`);
-}
+export { BaselineAlgorithm, sourceVariables };
+export type { VirtualResult, VirtualTask };
 
 function compute(task: VirtualTask): Float64Array {
   switch (task?.kind) {

@@ -3,7 +3,7 @@
 // backend's wire format there; the columns (and the encoding) come back transferred.
 import type { MessagePort } from 'node:worker_threads';
 import { transferableCopy, type WorkerPool } from '../../workerPool.ts';
-import type { ParseResult, ParseTask, ReadingEncoding } from '../../../workers/readings/task.ts';
+import type { ParseResult, ParseTask, ReadingEncoding } from '../../shared/readings/contract.ts';
 import type { ReadingRows, WriteOutcome } from './types.ts';
 
 export type { ParseResult };

@@ -12,7 +12,7 @@
 // Reads that go straight to an HTTP response return each register's readings as a JSON array,
 // built by readingJson.ts for both backends; reads that feed computations (virtual registers,
 // baselines, delivery validation, export) return typed arrays.
-import type { FieldError, ParsedSeries } from '../../../workers/readings/parseReadings.ts';
+import type { FieldError, ParsedSeries } from '../../shared/readings/parseReadings.ts';
 
 export type { FieldError, ParsedSeries };
 

@@ -8,8 +8,8 @@ import {
   computeBaseline,
   isBaselineAlgorithm,
   type BaselineInput,
-} from '../../../workers/virtual/baselines.ts';
-import { sameTypeSpanDays } from '../../../workers/virtual/baselineAlgorithms.ts';
+} from '../../../src/shared/virtual/baselines.ts';
+import { sameTypeSpanDays } from '../../../src/shared/virtual/baselineAlgorithms.ts';
 
 const HOUR = 3_600_000;
 const OSLO = 'Europe/Oslo';

@@ -1,9 +1,9 @@
 // docs/virtual-registers.md stays true to the code tables.
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { BASELINE_ALGORITHMS } from '../../../workers/virtual/baselines.ts';
-import { VIRTUAL_ERROR_CODES } from '../../../workers/virtual/errors.ts';
-import { MAX_EXPRESSION_LENGTH, MAX_NESTING_DEPTH } from '../../../workers/virtual/expression.ts';
+import { BASELINE_ALGORITHMS } from '../../../src/shared/virtual/baselines.ts';
+import { VIRTUAL_ERROR_CODES } from '../../../src/shared/virtual/errors.ts';
+import { MAX_EXPRESSION_LENGTH, MAX_NESTING_DEPTH } from '../../../src/shared/virtual/expression.ts';
 
 const doc = fs.readFileSync('docs/virtual-registers.md', 'utf8');
 

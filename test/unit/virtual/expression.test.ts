@@ -7,7 +7,7 @@ import {
   MAX_NESTING_DEPTH,
   parseExpression,
   type Expr,
-} from '../../../workers/virtual/expression.ts';
+} from '../../../src/shared/virtual/expression.ts';
 
 const VARS = ['r0', 'r1', 'r2'];
 

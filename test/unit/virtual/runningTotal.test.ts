@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { constantSeries } from '../../../workers/virtual/constant.ts';
-import { nextResetInstant, previousResetInstant, runningTotal } from '../../../workers/virtual/runningTotal.ts';
+import { constantSeries } from '../../../src/shared/virtual/constant.ts';
+import { nextResetInstant, previousResetInstant, runningTotal } from '../../../src/shared/virtual/runningTotal.ts';
 
 const HOUR = 3_600_000;
 const at = (iso: string): number => Date.parse(iso);

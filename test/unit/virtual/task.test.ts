@@ -1,6 +1,6 @@
 import { Piscina, transferableSymbol, valueSymbol } from 'piscina';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseExpression } from '../../../workers/virtual/expression.ts';
+import { parseExpression } from '../../../src/shared/virtual/expression.ts';
 import virtualTask, { BaselineAlgorithm, sourceVariables, type VirtualResult, type VirtualTask } from '../../../workers/virtual/task.ts';
 
 const f64 = (...values: number[]): Float64Array => Float64Array.from(values);

@@ -21,7 +21,7 @@ import {
   weekdayOfIndex,
   weekdayType,
   zonedTimeToUtc,
-} from '../../../workers/virtual/time.ts';
+} from '../../../src/shared/virtual/time.ts';
 
 const OSLO = 'Europe/Oslo';
 const NEW_YORK = 'America/New_York';

@@ -5,8 +5,8 @@
 // result row per register, not per register-day — 36,500 rows of 100 register-years cost the
 // driver more than their bytes (docs/benchmarks-meter.md).
 import type { Queryable } from '../../database.ts';
-import { dayOf } from '../../../../workers/readings/blocks.ts';
-import type { StoredBlock } from '../../../../workers/readings/aggregate.ts';
+import { dayOf } from '../../../shared/readings/blocks.ts';
+import type { StoredBlock } from '../../../shared/readings/aggregate.ts';
 import { splitQuery } from './queryParts.ts';
 
 export interface BlockRow extends StoredBlock {

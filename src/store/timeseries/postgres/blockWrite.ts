@@ -1,4 +1,4 @@
-// The PostgreSQL write of a batch of register-day blocks (workers/readings/blocks.ts), in one
+// The PostgreSQL write of a batch of register-day blocks (src/shared/readings/blocks.ts), in one
 // transaction. The blocks the batch touches that are stored already are locked (FOR UPDATE),
 // merged here with the batch's readings (an incoming reading replaces the stored one at its time,
 // and only the incoming readings get the new updatedAt), deleted and written again with the
@@ -21,7 +21,7 @@ import {
   rowData,
   type BlockReadings,
   type EncodedBlocks,
-} from '../../../../workers/readings/blocks.ts';
+} from '../../../shared/readings/blocks.ts';
 import type { ReadingRows } from '../types.ts';
 
 const COPY_SQL = `COPY reading_blocks ${BLOCK_COPY_COLUMNS} FROM STDIN (FORMAT binary)`;

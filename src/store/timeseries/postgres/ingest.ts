@@ -1,6 +1,6 @@
 // A POST /api/readings body into PostgreSQL: a worker parses, validates, groups and sorts it and
 // builds its register-day blocks with their rollups, encoded as binary COPY rows
-// (workers/readings/blocks.ts); the resolver names its registers; blockWrite.ts stores the
+// (src/shared/readings/blocks.ts); the resolver names its registers; blockWrite.ts stores the
 // blocks in one transaction. Nothing is stored unless everything is valid and every series resolved.
 import type { Pool } from '../../database.ts';
 import type { WorkerPool } from '../../../workerPool.ts';

@@ -1,17 +1,17 @@
 // The PostgreSQL time-series store (default). Readings live in register-day blocks with hourly
 // rollups (table `reading_blocks`, src/store/migrations/004_reading_blocks.sql; format and
-// reasons in workers/readings/blocks.ts and docs/meter-data.md):
+// reasons in src/shared/readings/blocks.ts and docs/meter-data.md):
 //   writes: ingest.ts (bodies: blocks built in a worker) and blockWrite.ts (one transaction,
 //   corrections merged into the blocks they touch);
 //   reads: blockRead.ts (blocks, split over several connections when large), aggregated by
-//   workers/readings/aggregate.ts (rollups where they answer, on the event loop: ≤ 24 slots a
+//   src/shared/readings/aggregate.ts (rollups where they answer, on the event loop: ≤ 24 slots a
 //   block; readings where they do not, in the worker pool: aggregateTask.ts);
 //   JSON by ../readingJson.ts; rows of the former row table converted at start (convertRows.ts).
 import type { Pool } from '../../database.ts';
 import type { WorkerPool } from '../../../workerPool.ts';
-import { aggregateBlocks, rawNeeded, readingsOfBlocks, type Bucketing } from '../../../../workers/readings/aggregate.ts';
-import type { AggregateTask } from '../../../../workers/readings/aggregateTask.ts';
-import { decodeData, dayOf } from '../../../../workers/readings/blocks.ts';
+import { aggregateBlocks, rawNeeded, readingsOfBlocks, type Bucketing } from '../../../shared/readings/aggregate.ts';
+import type { AggregateTask } from '../../../shared/readings/contract.ts';
+import { decodeData, dayOf } from '../../../shared/readings/blocks.ts';
 import { seriesJsonById } from '../readingJson.ts';
 import { TooManyPoints, type BucketQuery, type ChangeQuery, type RangeQuery, type ReadingsInput, type Series, type TimeSeriesStore, type WriteOutcome } from '../types.ts';
 import { fetchBlocks, fillData, localDays, type BlockRow } from './blockRead.ts';

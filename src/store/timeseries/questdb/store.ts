@@ -7,7 +7,7 @@
 //   MONTH, WAL, DEDUP UPSERT KEYS(ts, register_id): a re-sent reading replaces the stored one.
 // - Write: the worker pool parses and validates the whole body and the resolver gives its
 //   register ids before anything is sent. The batch is recorded in the pending-batch journal
-//   (PostgreSQL, journal.ts), cut into chunks the workers encode as ILP (workers/readings/ilp.ts),
+//   (PostgreSQL, journal.ts), cut into chunks the workers encode as ILP (src/shared/readings/ilp.ts),
 //   and the chunks go over several HTTP connections at once (ilpHttp.ts). Once all are
 //   acknowledged, write() waits until QuestDB has applied the table's WAL up to the last
 //   transaction (read-your-writes), then clears the journal entry and returns.
@@ -23,8 +23,8 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import type { Pool } from '../../database.ts';
 import type { WorkerPool } from '../../../workerPool.ts';
-import { nextLocalMidnight } from '../../../../workers/virtual/time.ts';
-import type { IlpChunk } from '../../../../workers/readings/ilp.ts';
+import { nextLocalMidnight } from '../../../shared/virtual/time.ts';
+import type { IlpChunk } from '../../../shared/readings/ilp.ts';
 import { bodyBytes, parseBody, parsedRows, refused } from '../parseBody.ts';
 import { seriesJsonById } from '../readingJson.ts';
 import { TimeSeriesUnavailable, TooManyPoints, type BucketQuery, type ChangeQuery, type RangeQuery, type ReadingRows, type ReadingsInput, type Series, type TimeSeriesStore, type WriteOutcome } from '../types.ts';

@@ -15,8 +15,17 @@ import { EmbeddedBroker, type BrokerAuth } from './mqttBroker.ts';
 import { externalSink, MqttPublisher, type MqttSink } from './mqttPublisher.ts';
 import { notificationAdminRoutes } from './notificationAdminRoutes.ts';
 import { ReadCache } from './readCache.ts';
-import { vtnRoutes } from './routes.ts';
-import { v31Routes, type MqttInfo } from './v31/routes.ts';
+import { eventRoutes } from './eventRoutes.ts';
+import { programRoutes } from './programRoutes.ts';
+import { reportRoutes } from './reportRoutes.ts';
+import { subscriptionRoutes } from './subscriptionRoutes.ts';
+import { venRoutes } from './venRoutes.ts';
+import { v31Routes, type MqttInfo } from './v31/v31Routes.ts';
+
+/** The demand-response interface under /api/openadr/v1: the interface's 30 endpoints. */
+function vtnRoutes(deps: VtnDeps): RouteDef[] {
+  return [...venRoutes(deps), ...reportRoutes(deps), ...subscriptionRoutes(deps), ...programRoutes(deps), ...eventRoutes(deps)];
+}
 
 export interface Vtn {
   routes: RouteDef[];
