@@ -254,7 +254,8 @@ export class ServerCore {
   /** What a path without the request's method answers: a CORS preflight's answer for OPTIONS when
    * CORS is configured (router.preflight), else 405 with Allow. */
   fallbackAnswer(method: string, headers: Readonly<Record<string, string>>, allow: string): HttpError | Outgoing {
-    const preflight = method === 'OPTIONS' ? this.router.preflight(headers, allow.split(', ')) : undefined;
+    // HEAD (answered wherever GET is) is a CORS-safelisted method: preflights list the route methods.
+    const preflight = method === 'OPTIONS' ? this.router.preflight(headers, allow.split(', ').filter((m) => m !== 'HEAD')) : undefined;
     return preflight ?? methodNotAllowed(method, allow);
   }
 
