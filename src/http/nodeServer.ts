@@ -8,10 +8,11 @@ import { createServer, STATUS_CODES, type IncomingMessage, type Server, type Ser
 import type { Socket } from 'node:net';
 import { BodyReader } from './body.ts';
 import { HttpError, PROBLEM_CONTENT_TYPE, type ErrorCode } from './errors.ts';
-import type { Outgoing, RequestHead, Router } from './router.ts';
+import type { Outgoing, Router } from './router.ts';
 import {
   READ_HEADERS,
   RouteTable,
+  Head,
   ServerCore,
   TakenPortError,
   parseContentLength,
@@ -20,7 +21,6 @@ import {
   type HttpServer,
   type ServerOptions,
 } from './serverCore.ts';
-import type { HttpMethod } from './types.ts';
 
 /** Time for a whole request (headers and body) to arrive; slow uploads of large bodies fit. */
 const REQUEST_TIMEOUT_MS = 300_000;
@@ -127,7 +127,7 @@ export class NodeHttpServer implements HttpServer {
       req.on('error', () => r.fail(new HttpError('malformed_request', 'The request body could not be read')));
       req.on('aborted', () => r.fail(new HttpError('malformed_request', 'The request body was cut off')));
     }
-    const head = new Head(route.def.method, path, rawQuery, headers, params, requestId, req, this.options.trustProxy);
+    const head = new Head(route.def.method, path, rawQuery, headers, params, requestId, () => req.socket.remoteAddress ?? '', this.options.trustProxy);
     void this.core
       .run(ex, route, head, reader ? () => reader.done : undefined, () => reader?.complete ?? true)
       .then((out) => this.write(ex, res, out));
@@ -226,25 +226,3 @@ function readHeaders(req: IncomingMessage): Record<string, string> {
   return headers;
 }
 
-class Head implements RequestHead {
-  private address: string | undefined;
-
-  constructor(
-    readonly method: HttpMethod,
-    readonly path: string,
-    readonly rawQuery: string,
-    readonly headers: Record<string, string>,
-    readonly rawParams: string[],
-    readonly requestId: string,
-    private readonly req: IncomingMessage,
-    private readonly trustProxy: boolean,
-  ) {}
-
-  get remoteAddress(): string {
-    if (this.address === undefined) {
-      const forwarded = this.trustProxy ? this.headers['x-forwarded-for'] : undefined;
-      this.address = forwarded ? forwarded.split(',')[0]!.trim() : (this.req.socket.remoteAddress ?? '');
-    }
-    return this.address;
-  }
-}

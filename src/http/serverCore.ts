@@ -281,3 +281,28 @@ export class TakenPortError extends Error {
 }
 
 export type { HttpMethod };
+
+/** The request line and headers as both fronts hand them to the router. The peer address is read
+ * on demand (few routes need it) through `peer`, which each front supplies from its socket. */
+export class Head implements RequestHead {
+  private address: string | undefined;
+
+  constructor(
+    readonly method: HttpMethod,
+    readonly path: string,
+    readonly rawQuery: string,
+    readonly headers: Record<string, string>,
+    readonly rawParams: string[],
+    readonly requestId: string,
+    private readonly peer: () => string,
+    private readonly trustProxy: boolean,
+  ) {}
+
+  get remoteAddress(): string {
+    if (this.address === undefined) {
+      const forwarded = this.trustProxy ? this.headers['x-forwarded-for'] : undefined;
+      this.address = forwarded ? forwarded.split(',')[0]!.trim() : this.peer();
+    }
+    return this.address;
+  }
+}

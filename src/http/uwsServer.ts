@@ -14,6 +14,7 @@ import { HttpError } from './errors.ts';
 import type { CompiledRoute, Outgoing, RequestHead, Router } from './router.ts';
 import {
   READ_HEADERS,
+  Head,
   ServerCore,
   TakenPortError,
   allowOf,
@@ -177,7 +178,8 @@ export class UwsHttpServer implements HttpServer {
   private readHead(res: HttpResponse, req: HttpRequest, route: CompiledRoute): RequestHead {
     const headers = readHeaders(req);
     const params = route.paramNames.length === 0 ? NO_PARAMS : route.paramNames.map((_, i) => req.getParameter(i) ?? '');
-    return new Head(route.def.method, req.getUrl(), req.getQuery() ?? '', headers, params, this.core.nextRequestId(headers['x-request-id']), res, this.options.trustProxy);
+    // The response object stays valid until it is ended: the address is read from it on demand.
+    return new Head(route.def.method, req.getUrl(), req.getQuery() ?? '', headers, params, this.core.nextRequestId(headers['x-request-id']), () => Buffer.from(res.getRemoteAddressAsText()).toString(), this.options.trustProxy);
   }
 
   private write(ex: UwsExchange, out: Outgoing): void {
@@ -271,30 +273,6 @@ function readHeaders(req: HttpRequest): Record<string, string> {
   return headers;
 }
 
-/** The request line and headers, read synchronously while uWS's HttpRequest is valid. */
-class Head implements RequestHead {
-  private address: string | undefined;
-
-  constructor(
-    readonly method: HttpMethod,
-    readonly path: string,
-    readonly rawQuery: string,
-    readonly headers: Record<string, string>,
-    readonly rawParams: string[],
-    readonly requestId: string,
-    private readonly res: HttpResponse,
-    private readonly trustProxy: boolean,
-  ) {}
-
-  /** Read on demand (few routes need it); the response object stays valid until it is ended. */
-  get remoteAddress(): string {
-    if (this.address === undefined) {
-      const forwarded = this.trustProxy ? this.headers['x-forwarded-for'] : undefined;
-      this.address = forwarded ? forwarded.split(',')[0]!.trim() : Buffer.from(this.res.getRemoteAddressAsText()).toString();
-    }
-    return this.address;
-  }
-}
 
 function hasBody(req: HttpRequest): boolean {
   const length = req.getHeader('content-length');
