@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { acceptedQualities } from '../http/compression.ts';
 
 export type Encoding = 'br' | 'gzip';
 
@@ -86,28 +87,11 @@ export async function loadAssets(dir: string): Promise<Map<string, Asset>> {
   return assets;
 }
 
-/** Quality values of the codings named in an Accept-Encoding header (RFC 9110 12.5.3). */
-function qualities(header: string): Map<string, number> {
-  const q = new Map<string, number>();
-  for (const part of header.split(',')) {
-    const [token, ...params] = part.split(';');
-    const name = token!.trim().toLowerCase();
-    if (!name) continue;
-    let weight = 1;
-    for (const param of params) {
-      const [key, value] = param.split('=');
-      if (key?.trim().toLowerCase() === 'q') weight = Number(value);
-    }
-    q.set(name, Number.isFinite(weight) ? weight : 0);
-  }
-  return q;
-}
-
 /** The representation to send: brotli, then gzip, where the client accepts it and the build
  * wrote it; otherwise the bytes as built. */
 export function chooseRepresentation(asset: Asset, acceptEncoding: string | undefined): Representation {
   if (!acceptEncoding) return asset.identity;
-  const q = qualities(acceptEncoding);
+  const q = acceptedQualities(acceptEncoding);
   const accepts = (name: string) => (q.get(name) ?? q.get('*') ?? 0) > 0;
   if (asset.br && accepts('br')) return asset.br;
   if (asset.gzip && accepts('gzip')) return asset.gzip;
