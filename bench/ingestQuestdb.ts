@@ -27,12 +27,21 @@ const REGISTERS_PER_METER = Number(process.env.REGISTERS_PER_METER ?? 10);
 const READINGS = Number(process.env.READINGS ?? 1000);
 const PEER_BODIES = Number(process.env.PEER_BODIES ?? 10);
 const CPU_PROF = process.env.CPU_PROF === '1';
+const PHASES = process.env.PHASES === '1';
 const TOTAL = METERS * REGISTERS_PER_METER * READINGS;
 const httpUrl = process.env.QUESTDB_HTTP_URL;
 const pgUrl = process.env.QUESTDB_PG_URL;
 if (!httpUrl || !pgUrl) {
   console.log('BACKEND=questdb needs QUESTDB_HTTP_URL and QUESTDB_PG_URL (a running QuestDB); nothing measured.');
   process.exit(0);
+}
+/** The timings of a `QuestDB batch written` log line, in ms. */
+function phases(line: string): string {
+  const fields = JSON.parse(line) as Record<string, unknown>;
+  return Object.entries(fields)
+    .filter(([key, v]) => key.endsWith('Ms') && typeof v === 'number')
+    .map(([key, v]) => `${key.slice(0, -2)} ${fmt(v as number)}`)
+    .join(', ');
 }
 const flexTable = `bench_flex_${process.pid}`;
 const peer = (await questdbPeer(`bench_peer_${process.pid}`, httpUrl))!;
@@ -52,8 +61,11 @@ const server = await startServerProcess({
     QUESTDB_TABLE: flexTable,
     // Not measured here; the default port may be taken on a shared machine.
     MQTT_ENABLED: 'false',
+    ...(PHASES ? { LOG_LEVEL: 'debug' } : {}),
   },
   cpuProfDir: profileDir,
+  // PHASES=1: where each POST's time went, from the store's debug line.
+  onLine: PHASES ? (line) => line.includes('QuestDB batch written') && console.log(`  ${phases(line)}`) : undefined,
 });
 console.log(`${peer.version}; Flex pid ${server.pid} on table ${flexTable}, peer table ${peer.table}; creating ${METERS} meters × ${REGISTERS_PER_METER} registers`);
 const fleet = await createFleet(server.baseUrl, server.adminToken, { meters: METERS, registersPerMeter: REGISTERS_PER_METER, permissions: ['Meter.Organization.ReadWrite'] });

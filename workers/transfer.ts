@@ -13,3 +13,9 @@ export function transfer<T extends object>(value: T, buffers: ArrayBufferLike[])
     },
   } as never) as unknown as T;
 }
+
+/** A column safe to transfer: the array itself when the view starts its buffer (the rest of that
+ * buffer is capacity never written, so never resident), else an exact-size copy. */
+export function own<T extends Float64Array | Int32Array>(column: T): T {
+  return column.byteOffset === 0 ? column : (column.slice() as T);
+}

@@ -55,6 +55,8 @@ export interface ServerOptions {
   env?: Record<string, string>;
   /** When set, the server runs under `node --cpu-prof` and writes its profile here at exit. */
   cpuProfDir?: string;
+  /** Called with each line the server writes on stdout (its log), after the start. */
+  onLine?: (line: string) => void;
 }
 
 /** `node --import tsx src/main.ts` against the given database, like `npm run dev`. */
@@ -81,7 +83,13 @@ export async function startServerProcess(o: ServerOptions): Promise<ServerProces
     void exited.then(() => reject(new Error(`the server exited during start:\n${output}`)));
   });
   // Keep draining its output (warnings) so the pipe never fills.
-  child.stdout!.on('data', () => undefined);
+  let partial = '';
+  child.stdout!.on('data', (chunk: Buffer) => {
+    if (!o.onLine) return;
+    const lines = (partial + chunk.toString()).split('\n');
+    partial = lines.pop()!;
+    for (const line of lines) o.onLine(line);
+  });
   return {
     child,
     pid: child.pid!,

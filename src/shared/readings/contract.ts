@@ -43,3 +43,15 @@ export interface AggregateTask {
   start: number;
   end: number;
 }
+
+/** One slice of a body cut at meter boundaries (parseReadingsSlice): `body` up to `end`. With
+ * `giveBack`, the body's buffer (transferred in) comes back with the result. */
+export interface SliceTask {
+  body: Uint8Array;
+  end: number;
+  first: boolean;
+  last: boolean;
+  giveBack: boolean;
+}
+
+export type SliceResult = ((ParsedBatch & { ok: true; meters: number }) | { ok: false }) & { body?: Uint8Array };

@@ -25,7 +25,7 @@ import type { Pool } from '../../database.ts';
 import type { WorkerPool } from '../../../workerPool.ts';
 import { nextLocalMidnight } from '../../../shared/virtual/time.ts';
 import type { IlpChunk } from '../../../shared/readings/ilp.ts';
-import { bodyBytes, parseBody, parsedRows, refused } from '../parseBody.ts';
+import { bodyBytes, parseBodySliced, parsedRows, refused } from '../parseBody.ts';
 import { seriesJsonById } from '../readingJson.ts';
 import { TimeSeriesUnavailable, TooManyPoints, type BucketQuery, type ChangeQuery, type RangeQuery, type ReadingRows, type ReadingsInput, type Series, type TimeSeriesStore, type WriteOutcome } from '../types.ts';
 import { IlpHttp } from './ilpHttp.ts';
@@ -180,10 +180,12 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
     const updatedAtMs = input.updatedAtMs ?? Date.now();
     const t0 = performance.now();
     let rows: ReadingRows;
+    let parseMs = 0;
     if ('rows' in input) {
       rows = input.rows;
     } else {
-      const parsed = await parseBody(this.workers, bodyBytes(input.body), { encoding: 'none', updatedAtMs });
+      const parsed = await parseBodySliced(this.workers, bodyBytes(input.body), updatedAtMs);
+      parseMs = performance.now() - t0;
       if (!parsed.ok) return refused(parsed);
       rows = parsedRows(parsed, await input.resolve(parsed.series));
     }
@@ -200,7 +202,7 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
       const sent = await this.send(rows, updatedAtMs, journaled);
       id = await journaled;
       await this.journal.done(id);
-      this.log.debug({ readings, parseMs: t1 - t0, ...sent, totalMs: performance.now() - t0 }, 'QuestDB batch written');
+      this.log.debug({ readings, parseMs, resolveMs: t1 - t0 - parseMs, ...sent, totalMs: performance.now() - t0 }, 'QuestDB batch written');
     } finally {
       // A batch that failed stays journaled: the periodic replay completes it.
       id ??= await journaled.catch(() => undefined);
@@ -211,9 +213,10 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
 
   /** Encodes the chunks in the workers and sends them, `connections` at a time, then waits until
    * QuestDB has applied them. */
-  private async send(rows: ReadingRows, updatedAtMs: number, journaled: Promise<unknown>): Promise<{ journalMs: number; sendMs: number; applyMs: number }> {
+  private async send(rows: ReadingRows, updatedAtMs: number, journaled: Promise<unknown>): Promise<{ journalMs: number; firstSentMs: number; sendMs: number; applyMs: number }> {
     const t0 = performance.now();
     let journalMs = 0;
+    let firstSentMs = 0;
     const recorded = journaled.then(() => (journalMs = performance.now() - t0));
     recorded.catch(() => undefined);
     const chunks = chunksOf(rows, this.chunkRows, this.table, updatedAtMs);
@@ -226,12 +229,13 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
         const bytes = await this.workers.run('readings/ilpTask', chunk, transfers);
         await recorded;
         await this.http.send(bytes);
+        firstSentMs ||= performance.now() - t0;
       }
     };
     await Promise.all(Array.from({ length: Math.min(this.connections, chunks.length) }, lane));
     const t1 = performance.now();
     await this.waitApplied();
-    return { journalMs, sendMs: t1 - t0, applyMs: performance.now() - t1 };
+    return { journalMs, firstSentMs, sendMs: t1 - t0, applyMs: performance.now() - t1 };
   }
 
   /** Read-your-writes: QuestDB applies WAL transactions asynchronously. Waits until the table's
