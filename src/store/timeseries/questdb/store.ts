@@ -24,7 +24,7 @@ import type { Logger } from 'pino';
 import type { Pool } from '../../database.ts';
 import type { WorkerPool } from '../../../workerPool.ts';
 import { nextLocalMidnight } from '../../../shared/virtual/time.ts';
-import type { IlpChunk } from '../../../shared/readings/ilp.ts';
+import { ilpBound, type IlpChunk } from '../../../shared/readings/ilp.ts';
 import { bodyBytes, parseBodySliced, parsedRows, refused } from '../parseBody.ts';
 import { seriesJsonById } from '../readingJson.ts';
 import { TimeSeriesUnavailable, TooManyPoints, type BucketQuery, type ChangeQuery, type RangeQuery, type ReadingRows, type ReadingsInput, type Series, type TimeSeriesStore, type WriteOutcome } from '../types.ts';
@@ -39,6 +39,9 @@ const createTable = (table: string) => `CREATE TABLE IF NOT EXISTS ${table} (
 const CHUNK_ROWS = 100_000;
 /** How long write() waits for QuestDB to apply a batch it acknowledged. */
 const APPLY_TIMEOUT_MS = 60_000;
+/** The longest pause between two looks at wal_tables() while a batch is applied (a look is a
+ * ~1 ms PG-wire round trip; 50 ms left the 204 up to 50 ms late). */
+const APPLY_POLL_MS = 10;
 /** Pending batches older than this are re-sent by the periodic replay (younger ones may be in flight). */
 const REPLAY_AFTER_MS = 60_000;
 /** Change probes run at once (the PG-wire pool's size). */
@@ -96,33 +99,51 @@ export const TABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,126}$/;
 /** `$from`, `$from+1`, … for a list of query parameters. */
 const placeholders = (n: number, from: number) => Array.from({ length: n }, (_, i) => `$${i + from}`).join(', ');
 
-/** The batch cut into chunks of at most `size` rows (a series may span chunks), columns copied. */
-export function chunksOf(rows: ReadingRows, size: number, table: string, updatedAtMs: number): IlpChunk[] {
-  const chunks: IlpChunk[] = [];
-  const n = rows.timestamps.length;
-  let s = 0;
-  for (let from = 0; from < n; from += size) {
-    const to = Math.min(n, from + size);
-    while (rows.offsets[s + 1]! <= from) s += 1;
-    const ids: number[] = [];
-    const offsets: number[] = [];
-    for (let k = s; k < rows.registerIds.length && rows.offsets[k]! < to; k += 1) {
-      if (rows.offsets[k + 1]! <= from) continue;
-      ids.push(rows.registerIds[k]!);
-      offsets.push(Math.max(rows.offsets[k]!, from) - from);
-    }
-    offsets.push(to - from);
-    chunks.push({
-      table,
-      registerIds: ids,
-      offsets: Int32Array.from(offsets),
-      timestamps: rows.timestamps.slice(from, to),
-      values: rows.values.slice(from, to),
-      resolutions: rows.resolutions.slice(from, to),
-      updatedAtMs,
-    });
+/** Rows from..to-1 of the batch as a chunk (a series may span chunks), columns copied: made
+ * when a lane takes it, so the first chunk is encoded before the others are copied. */
+export function chunkOf(rows: ReadingRows, from: number, to: number, table: string, updatedAtMs: number): IlpChunk {
+  // The first series with rows at or after `from`.
+  let lo = 0;
+  let hi = rows.registerIds.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (rows.offsets[mid + 1]! <= from) lo = mid + 1;
+    else hi = mid;
   }
-  return chunks;
+  const ids: number[] = [];
+  const offsets: number[] = [];
+  for (let k = lo; k < rows.registerIds.length && rows.offsets[k]! < to; k += 1) {
+    if (rows.offsets[k + 1]! <= from) continue;
+    ids.push(rows.registerIds[k]!);
+    offsets.push(Math.max(rows.offsets[k]!, from) - from);
+  }
+  offsets.push(to - from);
+  return {
+    table,
+    registerIds: ids,
+    offsets: Int32Array.from(offsets),
+    timestamps: rows.timestamps.slice(from, to),
+    values: rows.values.slice(from, to),
+    resolutions: rows.resolutions.slice(from, to),
+    updatedAtMs,
+  };
+}
+
+/** Shared buffers the workers write ILP into, used again from one chunk to the next (and from
+ * one batch to the next): encoding into fresh memory took two to three times as long, a page
+ * fault per 4 KiB written (docs/benchmarks-meter.md, QuestDB section). At most `keep` are kept. */
+class IlpBuffers {
+  private readonly free: Uint8Array[] = [];
+  constructor(private readonly keep: number) {}
+
+  take(bytes: number): Uint8Array {
+    const i = this.free.findIndex((b) => b.length >= bytes);
+    return i === -1 ? new Uint8Array(new SharedArrayBuffer(bytes)) : this.free.splice(i, 1)[0]!;
+  }
+
+  give(buffer: Uint8Array): void {
+    if (this.free.length < this.keep) this.free.push(buffer);
+  }
 }
 
 export class QuestDbTimeSeriesStore implements TimeSeriesStore {
@@ -131,6 +152,7 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
   private readonly tombstones: Tombstones;
   /** Journal ids being written by this process (the periodic replay leaves them alone). */
   private readonly inFlight = new Set<number>();
+  private readonly buffers: IlpBuffers;
   private replaying: Promise<void> | undefined;
   private replayTimer: NodeJS.Timeout | undefined;
 
@@ -144,6 +166,7 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
   ) {
     this.workers = deps.workers;
     this.log = deps.log;
+    this.buffers = new IlpBuffers(connections);
     this.journal = new BatchJournal(deps.pool);
     this.tombstones = new Tombstones(deps.pool);
   }
@@ -219,20 +242,25 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
     let firstSentMs = 0;
     const recorded = journaled.then(() => (journalMs = performance.now() - t0));
     recorded.catch(() => undefined);
-    const chunks = chunksOf(rows, this.chunkRows, this.table, updatedAtMs);
+    const n = rows.timestamps.length;
+    const count = Math.ceil(n / this.chunkRows);
     let next = 0;
     const lane = async () => {
-      for (let i = next++; i < chunks.length; i = next++) {
-        const chunk = chunks[i]!;
-        chunks[i] = undefined as never;
-        const transfers = [chunk.offsets.buffer, chunk.timestamps.buffer, chunk.values.buffer, chunk.resolutions.buffer];
-        const bytes = await this.workers.run('readings/ilpTask', chunk, transfers);
-        await recorded;
-        await this.http.send(bytes);
+      for (let i = next++; i < count; i = next++) {
+        const chunk = chunkOf(rows, i * this.chunkRows, Math.min(n, (i + 1) * this.chunkRows), this.table, updatedAtMs);
+        const into = this.buffers.take(ilpBound(chunk));
+        try {
+          const transfers = [chunk.offsets.buffer, chunk.timestamps.buffer, chunk.values.buffer, chunk.resolutions.buffer];
+          const bytes = await this.workers.run('readings/ilpTask', { chunk, into }, transfers);
+          await recorded;
+          await this.http.send(bytes);
+        } finally {
+          this.buffers.give(into);
+        }
         firstSentMs ||= performance.now() - t0;
       }
     };
-    await Promise.all(Array.from({ length: Math.min(this.connections, chunks.length) }, lane));
+    await Promise.all(Array.from({ length: Math.min(this.connections, count) }, lane));
     const t1 = performance.now();
     await this.waitApplied();
     return { journalMs, firstSentMs, sendMs: t1 - t0, applyMs: performance.now() - t1 };
@@ -252,7 +280,7 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
     const start = Date.now();
     const first = await state();
     let current = first;
-    for (let pause = 1; current.writer < first.sequencer; pause = Math.min(pause * 2, 50)) {
+    for (let pause = 1; current.writer < first.sequencer; pause = Math.min(pause * 2, APPLY_POLL_MS)) {
       if (current.suspended) throw new TimeSeriesUnavailable(`QuestDB suspended the WAL of table ${this.table}`);
       if (Date.now() - start > APPLY_TIMEOUT_MS) throw new TimeSeriesUnavailable(`QuestDB did not apply table ${this.table} within ${APPLY_TIMEOUT_MS} ms`);
       await new Promise((r) => setTimeout(r, pause));
