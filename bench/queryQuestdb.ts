@@ -7,25 +7,20 @@
 //   - GET /api/readings?resolution=86400, 100 registers × 1 year vs SAMPLE BY 1d ALIGN TO CALENDAR TIME ZONE
 //   QUESTDB_HTTP_URL=… QUESTDB_PG_URL=… BACKEND=questdb npm run bench:query   (REQUESTS=40 WARMUP=5)
 import os from 'node:os';
+import { numbers, questdbUrls } from './support/env.ts';
 import { writeResults } from './support/load.ts';
 import { fmt, percentile, timedRequest } from './support/measure.ts';
 import { createFleet } from './support/meterSetup.ts';
 import { ilpBodies, questdbPeer, type QuestDbAnswer } from './support/questdbPeer.ts';
 import { startBenchDatabase, startServerProcess } from './support/serverProcess.ts';
 
-const REQUESTS = Number(process.env.REQUESTS ?? 40);
-const WARMUP = Number(process.env.WARMUP ?? 5);
+const { REQUESTS, WARMUP } = numbers({ REQUESTS: 40, WARMUP: 5 });
 const YEAR = 2023;
 const TIME_ZONE = 'Europe/Amsterdam';
 const YEAR_START = Date.UTC(YEAR, 0, 1);
 const YEAR_END = Date.UTC(YEAR + 1, 0, 1);
 const PER_REGISTER = (YEAR_END - YEAR_START) / 900_000;
-const httpUrl = process.env.QUESTDB_HTTP_URL;
-const pgUrl = process.env.QUESTDB_PG_URL;
-if (!httpUrl || !pgUrl) {
-  console.log('BACKEND=questdb needs QUESTDB_HTTP_URL and QUESTDB_PG_URL (a running QuestDB); nothing measured.');
-  process.exit(0);
-}
+const { httpUrl, pgUrl } = questdbUrls();
 const flexTable = `bench_qflex_${process.pid}`;
 const peer = (await questdbPeer(`bench_qpeer_${process.pid}`, httpUrl))!;
 const flex = (await questdbPeer(flexTable, httpUrl))!;
