@@ -5,6 +5,7 @@ import type { MessagePort } from 'node:worker_threads';
 import { transferableCopy, type WorkerPool } from '../../workerPool.ts';
 import type { ParseResult, ParseTask, ReadingEncoding, SliceResult } from '../../shared/readings/contract.ts';
 import { meterCuts, type ParsedSeries } from '../../shared/readings/parseReadings.ts';
+import { SharedBuffers } from './sharedBuffers.ts';
 import type { ReadingRows, WriteOutcome } from './types.ts';
 
 export type { ParseResult };
@@ -49,15 +50,25 @@ export async function parseBodySliced(workers: WorkerPool, bytes: Uint8Array, up
   const cuts = bytes.length >= minBytes && workers.size > 1 ? meterCuts(bytes, workers.size) : [];
   if (cuts.length === 0) return parseBody(workers, bytes, { encoding: 'none', updatedAtMs });
   const ends = [...cuts, bytes.length];
-  // The first slice takes the body itself (transferred, given back); the others copies.
-  const copies = ends.map((end, k) => (k === 0 ? bytes : bytes.slice(cuts[k - 1], end)));
-  const slices = await Promise.all(
-    copies.map((body, k) =>
-      workers.run('readings/sliceTask', { body, end: ends[k]! - (k === 0 ? 0 : cuts[k - 1]!), first: k === 0, last: k === ends.length - 1, giveBack: k === 0 }, [body.buffer]),
-    ),
-  );
-  return joined(slices) ?? parseBody(workers, slices[0]!.body!, { encoding: 'none', updatedAtMs });
+  // The first slice takes the body itself (transferred, given back); the others read a copy of
+  // theirs in a kept shared buffer.
+  const rest = scratch.take(bytes.length - cuts[0]!);
+  try {
+    rest.set(bytes.subarray(cuts[0]));
+    const parts = ends.map((end, k) => (k === 0 ? bytes : rest.subarray(cuts[k - 1]! - cuts[0]!, end - cuts[0]!)));
+    const slices = await Promise.all(
+      parts.map((body, k) =>
+        workers.run('readings/sliceTask', { body, end: k === 0 ? cuts[0]! : body.length, first: k === 0, last: k === ends.length - 1, giveBack: k === 0 }, k === 0 ? [body.buffer] : []),
+      ),
+    );
+    return joined(slices) ?? parseBody(workers, slices[0]!.body!, { encoding: 'none', updatedAtMs });
+  } finally {
+    scratch.give(rest);
+  }
 }
+
+/** Where the slices after the first are copied (kept: fresh memory costs more than the copy). */
+const scratch = new SharedBuffers(1);
 
 /** `meters[i]…` of a slice, counted in the whole body. */
 const renumbered = (path: string, base: number) => (base === 0 ? path : path.replace(/^meters\[(\d+)\]/, (_, m: string) => `meters[${Number(m) + base}]`));

@@ -28,6 +28,7 @@ import { ilpBound, type IlpChunk } from '../../../shared/readings/ilp.ts';
 import { bodyBytes, parseBodySliced, parsedRows, refused } from '../parseBody.ts';
 import { seriesJsonById } from '../readingJson.ts';
 import { TimeSeriesUnavailable, TooManyPoints, type BucketQuery, type ChangeQuery, type RangeQuery, type ReadingRows, type ReadingsInput, type Series, type TimeSeriesStore, type WriteOutcome } from '../types.ts';
+import { SharedBuffers } from '../sharedBuffers.ts';
 import { IlpHttp } from './ilpHttp.ts';
 import { ilpProtocolVersion, type IlpProtocolSetting } from './ilpSender.ts';
 import { BatchJournal, Tombstones } from './journal.ts';
@@ -129,22 +130,6 @@ export function chunkOf(rows: ReadingRows, from: number, to: number, table: stri
   };
 }
 
-/** Shared buffers the workers write ILP into, used again from one chunk to the next (and from
- * one batch to the next): encoding into fresh memory took two to three times as long, a page
- * fault per 4 KiB written (docs/benchmarks-meter.md, QuestDB section). At most `keep` are kept. */
-class IlpBuffers {
-  private readonly free: Uint8Array[] = [];
-  constructor(private readonly keep: number) {}
-
-  take(bytes: number): Uint8Array {
-    const i = this.free.findIndex((b) => b.length >= bytes);
-    return i === -1 ? new Uint8Array(new SharedArrayBuffer(bytes)) : this.free.splice(i, 1)[0]!;
-  }
-
-  give(buffer: Uint8Array): void {
-    if (this.free.length < this.keep) this.free.push(buffer);
-  }
-}
 
 export class QuestDbTimeSeriesStore implements TimeSeriesStore {
   readonly backend = 'questdb' as const;
@@ -152,7 +137,9 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
   private readonly tombstones: Tombstones;
   /** Journal ids being written by this process (the periodic replay leaves them alone). */
   private readonly inFlight = new Set<number>();
-  private readonly buffers: IlpBuffers;
+  /** What the workers write ILP into, used again chunk after chunk: encoding into fresh memory
+   * took 2–3× the CPU time. */
+  private readonly buffers: SharedBuffers;
   private replaying: Promise<void> | undefined;
   private replayTimer: NodeJS.Timeout | undefined;
 
@@ -166,7 +153,7 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
   ) {
     this.workers = deps.workers;
     this.log = deps.log;
-    this.buffers = new IlpBuffers(connections);
+    this.buffers = new SharedBuffers(connections);
     this.journal = new BatchJournal(deps.pool);
     this.tombstones = new Tombstones(deps.pool);
   }
