@@ -46,7 +46,7 @@ const SLICED_BYTES = 1 << 20;
  * When a slice is not accepted, or a series is named in two slices, the whole body is parsed in
  * one piece (parseBody): the outcome, errors included, is always parseBody's. No encoding.
  * Measured (docs/benchmarks-meter.md, QuestDB section): a 1M-reading body on two threads. */
-export async function parseBodySliced(workers: WorkerPool, bytes: Uint8Array, updatedAtMs: number, minBytes = SLICED_BYTES): Promise<ParseResult> {
+export async function parseBodySliced(workers: WorkerPool, bytes: Uint8Array, updatedAtMs: number, minBytes = SLICED_BYTES): Promise<ParseResult & { release?: () => void }> {
   const cuts = bytes.length >= minBytes && workers.size > 1 ? meterCuts(bytes, workers.size) : [];
   if (cuts.length === 0) return parseBody(workers, bytes, { encoding: 'none', updatedAtMs });
   const ends = [...cuts, bytes.length];
@@ -67,14 +67,18 @@ export async function parseBodySliced(workers: WorkerPool, bytes: Uint8Array, up
   }
 }
 
-/** Where the slices after the first are copied (kept: fresh memory costs more than the copy). */
+/** Where the slices after the first are copied, and where their columns are joined (kept:
+ * fresh memory costs more than the copy). */
 const scratch = new SharedBuffers(1);
+const columns = new SharedBuffers(1);
 
 /** `meters[i]…` of a slice, counted in the whole body. */
 const renumbered = (path: string, base: number) => (base === 0 ? path : path.replace(/^meters\[(\d+)\]/, (_, m: string) => `meters[${Number(m) + base}]`));
 
-/** The slices' batches as one, or undefined when one was not accepted or two name a series. */
-function joined(slices: readonly SliceResult[]): (ParseResult & { ok: true }) | undefined {
+/** The slices' batches as one, or undefined when one was not accepted or two name a series. The
+ * columns are in a kept shared buffer (no copy is needed to hand a part of them to a worker),
+ * lent until `release`. */
+function joined(slices: readonly SliceResult[]): (ParseResult & { ok: true; release: () => void }) | undefined {
   let n = 0;
   let seriesCount = 0;
   for (const slice of slices) {
@@ -84,19 +88,24 @@ function joined(slices: readonly SliceResult[]): (ParseResult & { ok: true }) | 
   }
   const names = new Set<string>();
   const series: ParsedSeries[] = [];
+  for (const slice of slices as (SliceResult & { ok: true })[]) {
+    for (const s of slice.series) {
+      const name = `${s.meterId}\u0000${s.registerId}`;
+      if (names.has(name)) return undefined;
+      names.add(name);
+    }
+  }
   const offsets = new Int32Array(seriesCount + 1);
-  const timestamps = new Float64Array(n);
-  const values = new Float64Array(n);
-  const resolutions = new Int32Array(n);
+  const shared = columns.take(n * 20);
+  const timestamps = new Float64Array(shared.buffer, shared.byteOffset, n);
+  const values = new Float64Array(shared.buffer, shared.byteOffset + n * 8, n);
+  const resolutions = new Int32Array(shared.buffer, shared.byteOffset + n * 16, n);
   const months = new Set<number>();
   let row = 0;
   let meterBase = 0;
   for (const slice of slices as (SliceResult & { ok: true })[]) {
     for (let k = 0; k < slice.series.length; k += 1) {
       const s = slice.series[k]!;
-      const name = `${s.meterId}\u0000${s.registerId}`;
-      if (names.has(name)) return undefined;
-      names.add(name);
       offsets[series.length] = row + slice.offsets[k]!;
       series.push({ ...s, meterPath: renumbered(s.meterPath, meterBase), registerPath: renumbered(s.registerPath, meterBase) });
     }
@@ -108,5 +117,5 @@ function joined(slices: readonly SliceResult[]): (ParseResult & { ok: true }) | 
     meterBase += slice.meters;
   }
   offsets[seriesCount] = row;
-  return { ok: true, series, offsets, timestamps, values, resolutions, months: [...months].sort((a, b) => a - b), copy: undefined, chunks: 0 };
+  return { ok: true, series, offsets, timestamps, values, resolutions, months: [...months].sort((a, b) => a - b), copy: undefined, chunks: 0, release: () => columns.give(shared) };
 }

@@ -100,8 +100,11 @@ export const TABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,126}$/;
 /** `$from`, `$from+1`, … for a list of query parameters. */
 const placeholders = (n: number, from: number) => Array.from({ length: n }, (_, i) => `$${i + from}`).join(', ');
 
-/** Rows from..to-1 of the batch as a chunk (a series may span chunks), columns copied: made
- * when a lane takes it, so the first chunk is encoded before the others are copied. */
+/** Rows from..to-1 of the batch as a chunk (a series may span chunks): made when a lane takes
+ * it, so the first chunk is encoded before the others are made. Columns in shared memory are
+ * handed over as they are, others copied (to be transferred). */
+const part = <T extends Float64Array | Int32Array>(column: T, from: number, to: number) => (column.buffer instanceof SharedArrayBuffer ? column.subarray(from, to) : column.slice(from, to)) as T;
+
 export function chunkOf(rows: ReadingRows, from: number, to: number, table: string, updatedAtMs: number): IlpChunk {
   // The first series with rows at or after `from`.
   let lo = 0;
@@ -123,9 +126,9 @@ export function chunkOf(rows: ReadingRows, from: number, to: number, table: stri
     table,
     registerIds: ids,
     offsets: Int32Array.from(offsets),
-    timestamps: rows.timestamps.slice(from, to),
-    values: rows.values.slice(from, to),
-    resolutions: rows.resolutions.slice(from, to),
+    timestamps: part(rows.timestamps, from, to),
+    values: part(rows.values, from, to),
+    resolutions: part(rows.resolutions, from, to),
     updatedAtMs,
   };
 }
@@ -189,16 +192,19 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
   async write(input: ReadingsInput): Promise<WriteOutcome> {
     const updatedAtMs = input.updatedAtMs ?? Date.now();
     const t0 = performance.now();
-    let rows: ReadingRows;
-    let parseMs = 0;
-    if ('rows' in input) {
-      rows = input.rows;
-    } else {
-      const parsed = await parseBodySliced(this.workers, bodyBytes(input.body), updatedAtMs);
-      parseMs = performance.now() - t0;
+    if ('rows' in input) return this.writeRows(input.rows, updatedAtMs, t0, 0);
+    const parsed = await parseBodySliced(this.workers, bodyBytes(input.body), updatedAtMs);
+    const parseMs = performance.now() - t0;
+    try {
       if (!parsed.ok) return refused(parsed);
-      rows = parsedRows(parsed, await input.resolve(parsed.series));
+      return await this.writeRows(parsedRows(parsed, await input.resolve(parsed.series)), updatedAtMs, t0, parseMs);
+    } finally {
+      // Nothing reads the columns any more: writeRows returns only once every lane has stopped.
+      parsed.release?.();
     }
+  }
+
+  private async writeRows(rows: ReadingRows, updatedAtMs: number, t0: number, parseMs: number): Promise<WriteOutcome> {
     const readings = rows.timestamps.length;
     if (readings === 0) return { ok: true, readings };
     const t1 = performance.now();
@@ -232,12 +238,13 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
     const n = rows.timestamps.length;
     const count = Math.ceil(n / this.chunkRows);
     let next = 0;
+    let failed = false;
     const lane = async () => {
-      for (let i = next++; i < count; i = next++) {
+      for (let i = next++; i < count && !failed; i = next++) {
         const chunk = chunkOf(rows, i * this.chunkRows, Math.min(n, (i + 1) * this.chunkRows), this.table, updatedAtMs);
         const into = this.buffers.take(ilpBound(chunk));
         try {
-          const transfers = [chunk.offsets.buffer, chunk.timestamps.buffer, chunk.values.buffer, chunk.resolutions.buffer];
+          const transfers = [chunk.offsets.buffer, chunk.timestamps.buffer, chunk.values.buffer, chunk.resolutions.buffer].filter((b) => b instanceof ArrayBuffer);
           const bytes = await this.workers.run('readings/ilpTask', { chunk, into }, transfers);
           await recorded;
           await this.http.send(bytes);
@@ -247,7 +254,16 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
         firstSentMs ||= performance.now() - t0;
       }
     };
-    await Promise.all(Array.from({ length: Math.min(this.connections, count) }, lane));
+    // Every lane stopped before send() settles (the rows may be lent: parseBodySliced).
+    const lanes = await Promise.allSettled(
+      Array.from({ length: Math.min(this.connections, count) }, () =>
+        lane().catch((err: unknown) => {
+          failed = true;
+          throw err;
+        }),
+      ),
+    );
+    for (const l of lanes) if (l.status === 'rejected') throw l.reason;
     const t1 = performance.now();
     await this.waitApplied();
     return { journalMs, firstSentMs, sendMs: t1 - t0, applyMs: performance.now() - t1 };
