@@ -3,7 +3,8 @@
 import { move, transferableSymbol, valueSymbol } from 'piscina';
 
 export function transfer<T extends object>(value: T, buffers: ArrayBufferLike[]): T {
-  const unique = [...new Set(buffers)].filter((b) => b.byteLength > 0);
+  // Shared memory is shared, not transferred.
+  const unique = [...new Set(buffers)].filter((b) => b instanceof ArrayBuffer && b.byteLength > 0);
   return move({
     get [transferableSymbol]() {
       return unique;
@@ -14,8 +15,9 @@ export function transfer<T extends object>(value: T, buffers: ArrayBufferLike[])
   } as never) as unknown as T;
 }
 
-/** A column safe to transfer: the array itself when the view starts its buffer (the rest of that
- * buffer is capacity never written, so never resident), else an exact-size copy. */
+/** A column safe to hand back: the array itself when it is in shared memory or starts its
+ * buffer (the rest of that buffer is capacity never written, so never resident), else an
+ * exact-size copy. */
 export function own<T extends Float64Array | Int32Array>(column: T): T {
-  return column.byteOffset === 0 ? column : (column.slice() as T);
+  return column.buffer instanceof SharedArrayBuffer || column.byteOffset === 0 ? column : (column.slice() as T);
 }

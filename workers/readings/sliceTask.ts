@@ -6,7 +6,7 @@ import type { SliceResult, SliceTask } from '../../src/shared/readings/contract.
 import { parseReadingsSlice } from '../../src/shared/readings/parseReadings.ts';
 
 export default function sliceTask(task: SliceTask): SliceResult {
-  const outcome = parseReadingsSlice(task.body.subarray(0, task.end), task.first, task.last);
+  const outcome = parseReadingsSlice(task.body.subarray(0, task.end), task.first, task.last, task.columns);
   const body = task.giveBack ? task.body : undefined;
   const buffers = body ? [body.buffer] : [];
   if (!outcome.ok) return transfer({ ok: false, body }, buffers);

@@ -40,6 +40,18 @@ export const MAX_RESOLUTION = 366 * 86400;
 /** Meter and register externalIds: 1 to this many characters (src/meter/schemas.ts). */
 export const MAX_ID_LENGTH = 200;
 
+/** Columns for rows (Rows.over): e.g. in memory lent by the caller. */
+export interface RowColumns {
+  timestamps: Float64Array;
+  values: Float64Array;
+  resolutions: Int32Array;
+  series: Int32Array;
+}
+
+/** Bytes a valid reading takes at least: `{"timestamp":"…20…","value":0,"resolution":1}` and a
+ * comma. A body of b bytes holds at most b / MIN_READING_BYTES readings. */
+export const MIN_READING_BYTES = 61;
+
 export class Rows {
   size = 0;
   timestamps = new Float64Array(1024);
@@ -48,7 +60,14 @@ export class Rows {
   series = new Int32Array(1024);
 
   constructor(expected: number) {
-    this.grow(Math.max(1024, expected));
+    if (expected >= 0) this.grow(Math.max(1024, expected));
+  }
+
+  /** Rows written into the given columns (new ones, copied, only if they fill up). */
+  static over(columns: RowColumns): Rows {
+    const rows = new Rows(-1);
+    Object.assign(rows, { timestamps: columns.timestamps, values: columns.values, resolutions: columns.resolutions, series: columns.series });
+    return rows;
   }
 
   private grow(capacity: number): void {
@@ -419,8 +438,8 @@ function parseMeter(ctx: Context, m: number): void {
   }
 }
 
-function newContext(bytes: Uint8Array): Context {
-  return { cursor: new JsonCursor(bytes), rows: new Rows(Math.ceil(bytes.length / 48)), errors: [], seriesIndex: new Map(), series: [] };
+function newContext(bytes: Uint8Array, columns?: RowColumns): Context {
+  return { cursor: new JsonCursor(bytes), rows: columns ? Rows.over(columns) : new Rows(Math.ceil(bytes.length / 48)), errors: [], seriesIndex: new Map(), series: [] };
 }
 
 /** The parsed rows of a context without errors, grouped and sorted. */
@@ -505,8 +524,8 @@ export type SliceOutcome = { ok: true; batch: ParsedBatch; meters: number } | { 
 /** Parses the slice of a body between two cuts: the first slice starts with the document's
  * opening `{"meters":[`, the last ends with its closing `]}`, the others hold meters only, every
  * slice but the last ending with the comma after its last meter. */
-export function parseReadingsSlice(bytes: Uint8Array, first: boolean, last: boolean): SliceOutcome {
-  const ctx = newContext(bytes);
+export function parseReadingsSlice(bytes: Uint8Array, first: boolean, last: boolean, columns?: RowColumns): SliceOutcome {
+  const ctx = newContext(bytes, columns);
   const c = ctx.cursor;
   let meters = 0;
   try {

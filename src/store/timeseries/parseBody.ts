@@ -4,7 +4,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import { transferableCopy, type WorkerPool } from '../../workerPool.ts';
 import type { ParseResult, ParseTask, ReadingEncoding, SliceResult } from '../../shared/readings/contract.ts';
-import { meterCuts, type ParsedSeries } from '../../shared/readings/parseReadings.ts';
+import { MIN_READING_BYTES, meterCuts, type ParsedSeries } from '../../shared/readings/parseReadings.ts';
 import { SharedBuffers } from './sharedBuffers.ts';
 import type { ReadingRows, WriteOutcome } from './types.ts';
 
@@ -53,23 +53,40 @@ export async function parseBodySliced(workers: WorkerPool, bytes: Uint8Array, up
   // The first slice takes the body itself (transferred, given back); the others read a copy of
   // theirs in a kept shared buffer.
   const rest = scratch.take(bytes.length - cuts[0]!);
+  // Each slice writes its rows into kept shared memory too, sized for the most readings its
+  // bytes can hold.
+  const capacities = ends.map((end, k) => Math.floor((end - (k === 0 ? 0 : cuts[k - 1]!)) / MIN_READING_BYTES) + 1);
+  const rowMemory = rowScratch.take(capacities.reduce((a, c) => a + c * 24, 0));
   try {
     rest.set(bytes.subarray(cuts[0]));
     const parts = ends.map((end, k) => (k === 0 ? bytes : rest.subarray(cuts[k - 1]! - cuts[0]!, end - cuts[0]!)));
+    let at = rowMemory.byteOffset;
+    const columns = capacities.map((c) => {
+      const b = rowMemory.buffer;
+      const cols = { timestamps: new Float64Array(b, at, c), values: new Float64Array(b, at + 8 * c, c), resolutions: new Int32Array(b, at + 16 * c, c), series: new Int32Array(b, at + 20 * c, c) };
+      at += 24 * c;
+      return cols;
+    });
     const slices = await Promise.all(
       parts.map((body, k) =>
-        workers.run('readings/sliceTask', { body, end: k === 0 ? cuts[0]! : body.length, first: k === 0, last: k === ends.length - 1, giveBack: k === 0 }, k === 0 ? [body.buffer] : []),
+        workers.run(
+          'readings/sliceTask',
+          { body, end: k === 0 ? cuts[0]! : body.length, first: k === 0, last: k === ends.length - 1, giveBack: k === 0, columns: columns[k] },
+          k === 0 ? [body.buffer] : [],
+        ),
       ),
     );
     return joined(slices) ?? parseBody(workers, slices[0]!.body!, { encoding: 'none', updatedAtMs });
   } finally {
     scratch.give(rest);
+    rowScratch.give(rowMemory);
   }
 }
 
 /** Where the slices after the first are copied, and where their columns are joined (kept:
  * fresh memory costs more than the copy). */
 const scratch = new SharedBuffers(1);
+const rowScratch = new SharedBuffers(1);
 const columns = new SharedBuffers(1);
 
 /** `meters[i]…` of a slice, counted in the whole body. */
