@@ -119,8 +119,13 @@ console.table([
 const ratios = {
   freshToQuestDb: median(samples.fresh.map(rate)) / median(samples.peer.map(rate)),
   correctionsToQuestDb: median(samples.corrections.map(rate)) / median(samples.peer.map(rate)),
+  // Each run's Flex against the QuestDB load right after it (load on a shared machine drifts
+  // between runs more than within one).
+  freshByRun: samples.fresh.map((ms, k) => samples.peer[k]! / ms),
+  correctionsByRun: samples.corrections.map((ms, k) => samples.peer[k]! / ms),
 };
 console.log(`Flex / QuestDB direct: fresh ${pct(ratios.freshToQuestDb)}, corrections ${pct(ratios.correctionsToQuestDb)} (target ≥ 60%)`);
+console.log(`  run by run: fresh ${ratios.freshByRun.map(pct).join(', ')}; corrections ${ratios.correctionsByRun.map(pct).join(', ')}`);
 console.log(`server peak RSS during one POST: fresh ${mib(Math.max(...rss.fresh))}, corrections ${mib(Math.max(...rss.corrections))}, idle before ${mib(median(rss.idle))} (target < 1 GiB)`);
 const profiles: Record<string, unknown> = {};
 const mainProfile = serverProfiles.sort((a, b) => busyMs(b) - busyMs(a))[0];
