@@ -23,7 +23,7 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import type { Pool } from '../../database.ts';
 import type { WorkerPool } from '../../../workerPool.ts';
-import { nextLocalMidnight } from '../../../shared/virtual/time.ts';
+import { localDayAt, localDayIndex, localDayNear, type LocalDay } from '../../../shared/virtual/time.ts';
 import { ilpBound, type IlpChunk } from '../../../shared/readings/ilp.ts';
 import { bodyBytes, parseBodySliced, parsedRows, refused } from '../parseBody.ts';
 import { seriesJsonById } from '../readingJson.ts';
@@ -372,6 +372,10 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
            WHERE register_id IN (${placeholders(registers.length, 3)}) AND ts >= $1 AND ts < $2${await this.hidden(registers.map((r) => r.id))} SAMPLE BY ${q.resolutionSeconds}s ${align})`,
         [new Date(q.start), new Date(q.end), ...registers.map((r) => String(r.id))],
       );
+      // The local day of a bucket found from the row before's (arithmetic, cached days): with
+      // Intl for every row (nextLocalMidnight) it was the largest self time of a daily read of
+      // 100 registers × 1 year (docs/benchmarks-meter.md).
+      let near: LocalDay | undefined;
       for (const [key, micros, total, mean, updated] of rows as [string, number, number, number, number][]) {
         const id = Number(key);
         const b = out.get(id);
@@ -379,7 +383,8 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
         const ts = micros / 1000;
         b.timestamps.push(ts);
         b.values.push(summed.has(id) ? total : mean);
-        b.resolutions.push(day ? Math.round((nextLocalMidnight(ts, zone) - ts) / 1000) : q.resolutionSeconds);
+        if (day) near = near ? localDayNear(ts, near, zone) : localDayAt(localDayIndex(ts, zone), zone);
+        b.resolutions.push(near ? Math.round((near.end - ts) / 1000) : q.resolutionSeconds);
         b.updatedAt.push(updated / 1000);
       }
     }
