@@ -2,46 +2,11 @@
 // Rows come back shaped as API objects.
 import { HttpError, badRequest, conflict } from '../http/errors.ts';
 import { rowReader, withTransaction, type Pool, type PoolClient, type Queryable } from '../store/database.ts';
+import type { Meter, Register, VirtualDefinition } from './meterTypes.ts';
 
-export interface Meter {
-  id: number;
-  externalId: string;
-  name: string;
-  type: number;
-  longitude: string | null;
-  latitude: string | null;
-  organizationsIds: number[];
-}
+export type { Meter, Register, VirtualDefinition };
 
 export type MeterInput = Omit<Meter, 'id'>;
-
-export interface VirtualDefinition {
-  id: number;
-  calculationType: number;
-  baselineAlgorithmType: number | null;
-  timeZone: string | null;
-  constant: number | null;
-  sumPreviousValues: boolean;
-  expression: string | null;
-  timeOfDay: string | null;
-  sourceRegisters: number[];
-}
-
-export interface Register {
-  id: number;
-  externalId: string;
-  name: string;
-  type: number;
-  measurementType: number;
-  measurementPrefix: number;
-  defaultResolution: number;
-  updateFrequency: number;
-  isVirtual: boolean;
-  meterId: number;
-  timeZone: string;
-  virtualDefinition: VirtualDefinition | null;
-}
-
 export type VirtualDefinitionInput = Omit<VirtualDefinition, 'id'>;
 export type RegisterInput = Omit<Register, 'id' | 'virtualDefinition'> & { virtualDefinition: VirtualDefinitionInput | null };
 
