@@ -110,6 +110,13 @@ export async function registersForRead(db: Queryable, ids: readonly number[]): P
   return rows;
 }
 
+/** Whether each of the registers is virtual (computed on read), for the domains that refer to
+ * registers; ids of no register are absent. */
+export async function virtualByRegister(db: Queryable, ids: readonly number[]): Promise<Map<number, boolean>> {
+  const { rows } = await db.query<{ id: number; is_virtual: boolean }>('SELECT id, is_virtual FROM registers WHERE id = ANY($1::int[])', [ids]);
+  return new Map(rows.map((r) => [r.id, r.is_virtual]));
+}
+
 /** registersForRead, each with whether its meter is shared with the organization (one query). */
 export async function registersForReadBy(db: Queryable, ids: readonly number[], organizationId: number): Promise<(RegisterForRead & { accessible: boolean })[]> {
   const { rows } = await db.query<RegisterForRead & { accessible: boolean }>(
