@@ -125,5 +125,8 @@ export interface TimeSeriesStore {
   changedSince(queries: readonly ChangeQuery[]): Promise<boolean[]>;
   hasReadings(registerId: number): Promise<boolean>;
   deleteRegister(registerId: number): Promise<void>;
+  /** Background work the backend needs, run by the platform's periodic jobs (QuestDB: replaying
+   * orphaned batches, purging deleted registers' rows); each step returns the items it did. */
+  readonly periodicWork?: readonly { name: string; intervalMs: number; step(): Promise<number> }[];
   close(): Promise<void>;
 }
