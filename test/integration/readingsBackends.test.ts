@@ -169,6 +169,19 @@ function readingsSuite(backend: 'postgres' | 'questdb') {
       expect(answer!.readings.map((r) => r.value)).toEqual(values.slice(0, 4).map((x) => x.value - 0.5 * x.value));
     });
 
+    it('computes a previous-day baseline and a running total from stored readings', async () => {
+      const baseline = await createRegister(t.api, t.adminToken, meter.id, { isVirtual: true, virtualDefinition: { calculationType: 3, baselineAlgorithmType: 2, sourceRegisters: [energy.id] } });
+      const [b] = await get(readingsUrl(org, [baseline.id], '2023-03-26T12:00:00Z', '2023-03-26T13:00:00Z'));
+      expect(b!.readings.map((r) => r.value)).toEqual(values.slice(0, 4).map((x) => x.value));
+      const total = await createRegister(t.api, t.adminToken, meter.id, {
+        isVirtual: true,
+        virtualDefinition: { calculationType: 1, expression: 'r0', sourceRegisters: [energy.id], sumPreviousValues: true, timeOfDay: '13:00:00', timeZone: 'UTC' },
+      });
+      const [r] = await get(readingsUrl(org, [total.id], '2023-03-25T12:30:00Z', '2023-03-25T13:30:00Z'));
+      const v = values.map((x) => x.value);
+      expect(r!.readings.map((x) => x.value)).toEqual([v[0]! + v[1]! + v[2]!, v[0]! + v[1]! + v[2]! + v[3]!, v[4]!, v[4]! + v[5]!]);
+    });
+
     it('refuses an answer of more points than allowed', async () => {
       const many = series('2023-05-01T00:00:00Z', 2001, 900, (i) => i);
       expect((await t.api.post('/api/readings', batch(meter.externalId, { [power.externalId]: many }), token)).status).toBe(204);
