@@ -218,6 +218,23 @@ readingsSuite('postgres');
 describe.skipIf(!hasQuestDb)('QuestDB (set QUESTDB_HTTP_URL and QUESTDB_PG_URL to run; no QuestDB server here)', () => {
   readingsSuite('questdb');
 
+  it('runs the orphan replay and the purge with the platform’s periodic jobs', async () => {
+    const t = await startTestApp({ ...backendEnv('questdb'), QUESTDB_PURGE_INTERVAL_MS: '1000' });
+    try {
+      // Both run once at start, then every minute (replay) and every QUESTDB_PURGE_INTERVAL_MS.
+      const ran = (text: string, job: string) => new RegExp(`flex_job_runs_total\\{job="${job}",outcome="ok"\\} [1-9]`).test(text);
+      let text = '';
+      for (let i = 0; i < 100 && !(ran(text, 'questdb-replay') && ran(text, 'questdb-purge')); i += 1) {
+        if (i > 0) await new Promise((r) => setTimeout(r, 100));
+        text = (await t.api.get('/metrics')).text;
+      }
+      expect(ran(text, 'questdb-replay'), text).toBe(true);
+      expect(ran(text, 'questdb-purge'), text).toBe(true);
+    } finally {
+      await t.close();
+    }
+  }, 60_000);
+
   /** A TCP relay to QuestDB's HTTP port that can be cut (connections reset, new ones refused) to
    * stand for a QuestDB restart without restarting the shared server. */
   async function relay(): Promise<{ url: string; cut(ms: number): void; close(): void }> {
