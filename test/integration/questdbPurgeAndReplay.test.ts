@@ -8,6 +8,8 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPool, type Pool } from '../../src/store/database.ts';
+import { BatchJournal } from '../../src/store/timeseries/questdb/journal.ts';
+import { PartitionGate } from '../../src/store/timeseries/questdb/purge.ts';
 import type { ReadingRows } from '../../src/store/timeseries/types.ts';
 import { WorkerPool } from '../../src/workerPool.ts';
 import { createTestDatabase } from '../support/testApp.ts';
@@ -66,7 +68,19 @@ describe.skipIf(!questdbHttp || !questdbPg)('QuestDB purge and replay (set QUEST
       stores.push(store);
       return { store, pool };
     };
-    return { table, open, close: () => Promise.all(stores.map((s) => s.close())) };
+    /** A writer of another instance that journals a batch (its session owning the entry) and
+     * sends nothing; die() ends its session, as a SIGKILL of its process would. */
+    const writer = async (batch: ReadingRows, updatedAtMs: number) => {
+      const pool = createPool(databaseUrl, 2, log);
+      const entry = await new BatchJournal(pool).begin(batch, updatedAtMs, { send: async () => undefined, gate: new PartitionGate(table, async () => 0) });
+      return {
+        die: async () => {
+          await entry.abandon();
+          await pool.end();
+        },
+      };
+    };
+    return { table, open, writer, close: () => Promise.all(stores.map((s) => s.close())) };
   }
 
   it('purges a deleted register’s rows from disk while another register is written, losing nothing', async () => {
@@ -146,15 +160,9 @@ describe.skipIf(!questdbHttp || !questdbPg)('QuestDB purge and replay (set QUEST
   it('replays an orphaned batch before a later batch of the same readings, on another instance', async () => {
     const site = await installation();
     const { store: a, pool } = await site.open();
-    const { BatchJournal } = await import('../../src/store/timeseries/questdb/journal.ts');
-    const { PartitionGate } = await import('../../src/store/timeseries/questdb/purge.ts');
     const start = Date.UTC(2030, 8, 1);
     // A writer journals a batch and dies before sending it (its session, the owner, ends).
-    const writerPool = createPool((pool.options as { connectionString: string }).connectionString, 2, log);
-    const completion = { send: async () => undefined, gate: new PartitionGate(site.table, async () => 0) };
-    const orphan = await new BatchJournal(writerPool).begin(rows(9001, start, 8, Q, () => 1), start, completion);
-    await orphan.abandon();
-    await writerPool.end();
+    await (await site.writer(rows(9001, start, 8, Q, () => 1), start)).die();
     // A later batch of the same readings through another instance: the orphan lands first.
     const { store: b } = await site.open({ purgeIntervalMs: 0 });
     expect((await onDisk(site.table, 9001)).map((r) => r.value)).toEqual(Array(8).fill(1)); // b's start replayed it
@@ -162,10 +170,7 @@ describe.skipIf(!questdbHttp || !questdbPg)('QuestDB purge and replay (set QUEST
     expect((await onDisk(site.table, 9001)).map((r) => r.value)).toEqual(Array(8).fill(2));
 
     // Now an orphan left while an instance is up: the next write of those readings sends it first.
-    const again = createPool((pool.options as { connectionString: string }).connectionString, 2, log);
-    const late = await new BatchJournal(again).begin(rows(9001, start, 4, Q, () => 3), start, completion);
-    await late.abandon();
-    await again.end();
+    await (await site.writer(rows(9001, start, 4, Q, () => 3), start)).die();
     await b.write({ rows: rows(9001, start + 2 * Q, 4, Q, () => 4), updatedAtMs: start + 2 });
     expect((await onDisk(site.table, 9001)).map((r) => r.value)).toEqual([3, 3, 4, 4, 4, 4, 2, 2]);
     expect((await pool.query('SELECT count(*) AS n FROM timeseries_pending_batches')).rows[0].n).toBe(0);
@@ -176,22 +181,16 @@ describe.skipIf(!questdbHttp || !questdbPg)('QuestDB purge and replay (set QUEST
 
   it('leaves a batch whose writer lives to it: an instance starting meanwhile does not send it, a later write waits for it', async () => {
     const site = await installation();
-    const { store: a, pool } = await site.open();
-    const { BatchJournal } = await import('../../src/store/timeseries/questdb/journal.ts');
-    const { PartitionGate } = await import('../../src/store/timeseries/questdb/purge.ts');
     const start = Date.UTC(2030, 10, 1);
-    const writerPool = createPool((pool.options as { connectionString: string }).connectionString, 2, log);
-    const completion = { send: async () => undefined, gate: new PartitionGate(site.table, async () => 0) };
-    // A writer mid-batch (journaled, its session alive).
-    const live = await new BatchJournal(writerPool).begin(rows(9101, start, 8, Q, () => 1), start, completion);
-    const { store: b } = await site.open();
+    // A writer mid-batch (journaled, its session alive) while two instances start.
+    const live = await site.writer(rows(9101, start, 8, Q, () => 1), start);
+    const [{ store: a }, { store: b }] = [await site.open(), await site.open()];
     expect(await b.replayPending()).toBe(0);
     expect(await onDisk(site.table, 9101)).toEqual([]);
     // A later write of the same readings waits for that writer; the writer dies without sending:
     // the later write sends the orphan first, then itself.
     const later = a.write({ rows: rows(9101, start, 8, Q, () => 2), updatedAtMs: start + 1 });
-    await live.abandon();
-    await writerPool.end();
+    await live.die();
     await later;
     expect((await onDisk(site.table, 9101)).map((r) => r.value)).toEqual(Array(8).fill(2));
     expect(await b.replayPending()).toBe(0);
