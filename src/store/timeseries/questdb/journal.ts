@@ -177,18 +177,26 @@ export class BatchJournal {
       const id = Number(r[0]!.id);
       await this.settleOlder(client, id, rows, completion);
       await completion.gate.enter(client, rows);
+      // The session is given back once, whichever of done() and abandon() comes first.
+      let ended = false;
+      const end = async (broken = false) => {
+        if (ended) return;
+        ended = true;
+        await release(client, broken);
+      };
       return {
         id,
         done: async () => {
+          if (ended) throw new Error(`journal entry ${id} was abandoned`);
           try {
             await client.query('DELETE FROM timeseries_pending_batches WHERE id = $1', [id]);
           } catch (err) {
-            await release(client, true);
+            await end(true);
             throw err;
           }
-          await release(client);
+          await end();
         },
-        abandon: () => release(client),
+        abandon: () => end(),
       };
     } catch (err) {
       await release(client, true);
