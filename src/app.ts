@@ -201,6 +201,11 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     const validating = new PeriodicJob('delivery-validation', () => validateDueTransactions(validation, timing, validationState), config.validationIntervalMs, log, domainMetrics);
     validating.start();
     cleanups.unshift(() => validating.stop());
+    for (const work of timeSeries.periodicWork ?? []) {
+      const job = new PeriodicJob(work.name, () => work.step(), work.intervalMs, log, domainMetrics);
+      job.start();
+      cleanups.unshift(() => job.stop());
+    }
     const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
 
     let closing: Promise<void> | undefined;

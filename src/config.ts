@@ -39,6 +39,7 @@ export interface Config {
   questdbIlpProtocolVersion: 'auto' | '1' | '2' | '3';
   questdbTable: string;
   questdbWriteConnections: number;
+  questdbPurgeIntervalMs: number;
   readingsMaxPoints: number;
   queryParts: number;
   clearingIntervalMs: number;
@@ -115,6 +116,7 @@ export const CONFIG_DOCS: ConfigDoc[] = [
   { name: 'QUESTDB_ILP_PROTOCOL_VERSION', default: 'auto', description: 'InfluxDB line protocol version of QuestDB writes: `1` (text; every QuestDB with ILP over HTTP), `2` or `3` (binary encodings of newer releases), or `auto`: the highest the server lists in its /settings, else 1 (QuestDB 7.4 lists none). Flex writes version 1 text, which all of them read (docs/questdb.md).' },
   { name: 'QUESTDB_TABLE', default: 'readings', description: 'Name of the readings table in QuestDB (created at start); letters, digits and _.' },
   { name: 'QUESTDB_WRITE_CONNECTIONS', default: '4', description: 'ILP/HTTP requests one POST /api/readings sends to QuestDB at once (its batch goes in chunks of 100,000 readings).' },
+  { name: 'QUESTDB_PURGE_INTERVAL_MS', default: '60000', description: 'How often deleted registers\' readings are purged from QuestDB (a month partition holding them is rewritten while writes to that month wait; docs/questdb.md); 0: never (they stay hidden).' },
   { name: 'QUERY_PARTS', default: 'CPU count, at most 4', description: 'Large reading queries (PostgreSQL backend) fetch their blocks in this many parts, by registers or by days, at once on separate connections; 1 = never split.' },
   { name: 'READINGS_MAX_POINTS', default: '500000', description: 'Most readings one GET /api/readings response may hold (registers × points); more is a 400 asking for a shorter period or a larger resolution.' },
   { name: 'CLEARING_INTERVAL_MS', default: '5000', description: 'How often availability orders past their expiresAt are looked for and cleared (on every instance; each order clears once).' },
@@ -257,6 +259,7 @@ export function loadConfig(env: Env = process.env): Config {
     questdbIlpProtocolVersion: r.oneOf('QUESTDB_ILP_PROTOCOL_VERSION', ['auto', '1', '2', '3'] as const, 'auto'),
     questdbTable: r.raw('QUESTDB_TABLE') ?? 'readings',
     questdbWriteConnections: r.int('QUESTDB_WRITE_CONNECTIONS', 4, 1, 64),
+    questdbPurgeIntervalMs: r.int('QUESTDB_PURGE_INTERVAL_MS', 60_000, 0, 86_400_000),
     readingsMaxPoints: r.int('READINGS_MAX_POINTS', 500_000, 1, 50_000_000),
     queryParts: r.int('QUERY_PARTS', Math.min(4, availableParallelism()), 1, 64),
     clearingIntervalMs: r.int('CLEARING_INTERVAL_MS', 5000, 100, 3_600_000),

@@ -5,7 +5,7 @@ import { SUMMED_MEASUREMENTS, type MeasurementType } from '../codes.ts';
 import { HttpError, badRequest } from '../http/errors.ts';
 import type { Principal } from '../http/types.ts';
 import type { Queryable } from '../store/database.ts';
-import { TooManyPoints, type TimeSeriesStore } from '../store/timeseries/types.ts';
+import { TooManyPoints, ValueOutOfRange, type TimeSeriesStore } from '../store/timeseries/types.ts';
 import { registersForRead, registersForReadBy, type RegisterForRead } from './meterStore.ts';
 import type { ReadWindow, VirtualEngine } from './virtualEngine.ts';
 
@@ -60,6 +60,15 @@ function tooMany(maxPoints: number): HttpError {
   ]);
 }
 
+/** A sum (or average, or virtual value) past the largest double: no JSON number says it. */
+function outOfRange(err: ValueOutOfRange): HttpError {
+  return new HttpError(
+    'unprocessable',
+    `The value of register ${err.registerId} for the period from ${new Date(err.timestamp).toISOString()} is beyond ±1.7976931348623157e308, the largest number a reading can carry; ask for a smaller resolution`,
+    { errors: [{ path: 'query.resolution', message: `register ${err.registerId}: value beyond ±1.7976931348623157e308` }] },
+  );
+}
+
 /** The response: `[{"registerId":…,"readings":[…]},…]` as UTF-8 JSON, each register once, in the
  * order asked, as pieces to send in order (never concatenated: the router compresses them one by
  * one, or joins them once when sending them as they are). */
@@ -92,6 +101,7 @@ export async function queryReadings(deps: QueryDeps, q: ReadingsQuery, principal
     for (const register of virtual) json.set(register.id, await deps.virtual.readingsJson(register, q));
   } catch (err) {
     if (err instanceof TooManyPoints) throw tooMany(deps.maxPoints);
+    if (err instanceof ValueOutOfRange) throw outOfRange(err);
     throw err;
   }
   const pieces: Buffer[] = [OPEN];

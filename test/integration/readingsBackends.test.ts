@@ -164,6 +164,19 @@ function readingsSuite(backend: 'postgres' | 'questdb') {
       expect(answer!.readings.map((r) => r.value)).toEqual(values.slice(0, 4).map((x) => x.value - 0.5 * x.value));
     });
 
+    it('computes a previous-day baseline and a running total from stored readings', async () => {
+      const baseline = await createRegister(t.api, t.adminToken, meter.id, { isVirtual: true, virtualDefinition: { calculationType: 3, baselineAlgorithmType: 2, sourceRegisters: [energy.id] } });
+      const [b] = await get(readingsUrl(org, [baseline.id], '2023-03-26T12:00:00Z', '2023-03-26T13:00:00Z'));
+      expect(b!.readings.map((r) => r.value)).toEqual(values.slice(0, 4).map((x) => x.value));
+      const total = await createRegister(t.api, t.adminToken, meter.id, {
+        isVirtual: true,
+        virtualDefinition: { calculationType: 1, expression: 'r0', sourceRegisters: [energy.id], sumPreviousValues: true, timeOfDay: '13:00:00', timeZone: 'UTC' },
+      });
+      const [r] = await get(readingsUrl(org, [total.id], '2023-03-25T12:30:00Z', '2023-03-25T13:30:00Z'));
+      const v = values.map((x) => x.value);
+      expect(r!.readings.map((x) => x.value)).toEqual([v[0]! + v[1]! + v[2]!, v[0]! + v[1]! + v[2]! + v[3]!, v[4]!, v[4]! + v[5]!]);
+    });
+
     it('refuses an answer of more points than allowed', async () => {
       const many = series('2023-05-01T00:00:00Z', 2001, 900, (i) => i);
       expect((await t.api.post('/api/readings', batch(meter.externalId, { [power.externalId]: many }), token)).status).toBe(204);
@@ -199,6 +212,23 @@ function readingsSuite(backend: 'postgres' | 'questdb') {
 readingsSuite('postgres');
 describe.skipIf(!hasQuestDb)('QuestDB (set QUESTDB_HTTP_URL and QUESTDB_PG_URL to run; no QuestDB server here)', () => {
   readingsSuite('questdb');
+
+  it('runs the orphan replay and the purge with the platform’s periodic jobs', async () => {
+    const t = await startTestApp({ ...backendEnv('questdb'), QUESTDB_PURGE_INTERVAL_MS: '1000' });
+    try {
+      // Both run once at start, then every minute (replay) and every QUESTDB_PURGE_INTERVAL_MS.
+      const ran = (text: string, job: string) => new RegExp(`flex_job_runs_total\\{job="${job}",outcome="ok"\\} [1-9]`).test(text);
+      let text = '';
+      for (let i = 0; i < 100 && !(ran(text, 'questdb-replay') && ran(text, 'questdb-purge')); i += 1) {
+        if (i > 0) await new Promise((r) => setTimeout(r, 100));
+        text = (await t.api.get('/metrics')).text;
+      }
+      expect(ran(text, 'questdb-replay'), text).toBe(true);
+      expect(ran(text, 'questdb-purge'), text).toBe(true);
+    } finally {
+      await t.close();
+    }
+  }, 60_000);
 
   /** A TCP relay to QuestDB's HTTP port that can be cut (connections reset, new ones refused) to
    * stand for a QuestDB restart without restarting the shared server. */

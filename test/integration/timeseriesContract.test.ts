@@ -156,6 +156,38 @@ function contract(name: string, open: () => Promise<TimeSeriesStore>) {
       expect([...days[0]!.resolutions]).toEqual([86400]);
     });
 
+    it('starts day buckets at local midnight in half- and quarter-hour zones and across their DST changes', async () => {
+      // 15-minute readings over Chatham's (+12:45 → +13:45, 2031-09-28) and Lord Howe's (+10:30 →
+      // +11, a 23.5-hour day, 2031-10-05) summer-time starts; Kolkata +05:30, Kathmandu +05:45.
+      const zones = ['Asia/Kolkata', 'Asia/Kathmandu', 'Pacific/Chatham', 'Australia/Lord_Howe'];
+      const from = Date.UTC(2031, 8, 25);
+      const n = 12 * 96;
+      const ids = zones.map((_, k) => id + 10 + k);
+      for (const zid of ids) await store.write({ rows: rows(zid, from, Array.from({ length: n }, (_, i) => (i % 13) + zid - id)), updatedAtMs: from });
+      await eventually(() => values(ids.at(-1)!, { start: from, end: from + n * Q }), (v) => v.length === n);
+      const answer = await store.bucketSeries({ registers: ids.map((zid, k) => ({ id: zid, aggregate: 'sum', timeZone: zones[k]! })), start: from, end: from + n * Q, resolutionSeconds: 86400 });
+      zones.forEach((zone, k) => {
+        // The oracle: readings grouped by their local date (Intl); a day's start is its first
+        // reading (every local midnight of these zones is on a quarter hour).
+        const day = new Intl.DateTimeFormat('en-CA', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit' });
+        const groups = new Map<string, { start: number; sum: number }>();
+        for (let i = 0; i < n; i += 1) {
+          const ts = from + i * Q;
+          const g = groups.get(day.format(ts)) ?? groups.set(day.format(ts), { start: ts, sum: 0 }).get(day.format(ts))!;
+          g.sum += (i % 13) + ids[k]! - id;
+        }
+        const expected = [...groups.values()];
+        const got = answer[k]!;
+        expect(got.timestamps.length, zone).toBe(expected.length);
+        expect([...got.values], zone).toEqual(expected.map((g) => g.sum));
+        // Whole days: the bucket starts at the local midnight, and its length is the local day's.
+        expect([...got.timestamps].slice(1), zone).toEqual(expected.slice(1).map((g) => g.start));
+        for (let d = 1; d + 1 < expected.length; d += 1) expect(got.resolutions[d], `${zone} day ${d}`).toBe((expected[d + 1]!.start - expected[d]!.start) / 1000);
+      });
+      const lordHowe = answer[3]!;
+      expect([...lordHowe.resolutions]).toContain(84_600); // 23.5 hours
+    });
+
     it('answers in the published response schema of GET /api/readings', async () => {
       // Odd numbers, and a 25-hour local day (the end of summer time in Amsterdam, 2031-10-26).
       const dst = Date.UTC(2031, 9, 25, 22);

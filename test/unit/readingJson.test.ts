@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { computedText, isoUtc, roundComputed, seriesJson, seriesJsonById } from '../../src/store/timeseries/readingJson.ts';
+import { ValueOutOfRange } from '../../src/store/timeseries/types.ts';
 
 describe('reading JSON', () => {
   it('writes instants exactly as Date#toISOString does', () => {
@@ -47,10 +48,10 @@ describe('reading JSON', () => {
     expect(readings[3]).toMatchObject({ periodTo: '+275760-09-13T00:00:00.000Z', resolution: -2_147_483_648 });
   });
 
-  it('writes a value that is not finite as null, and leaves out series without rows', () => {
+  it('refuses a value that is not finite (no JSON number; value is a number in the schema), and leaves out series without rows', () => {
     const one = (value: number) => ({ registerId: 1, timestamps: Float64Array.of(0), values: Float64Array.of(value), resolutions: Int32Array.of(60), updatedAt: Float64Array.of(0) });
-    expect(JSON.parse(seriesJson(one(Infinity)).toString())[0].value).toBeNull();
-    expect(JSON.parse(seriesJson(one(NaN)).toString())[0].value).toBeNull();
+    expect(() => seriesJson(one(Infinity), 3600)).toThrow(ValueOutOfRange);
+    expect(() => seriesJson(one(NaN), 3600)).toThrow(new ValueOutOfRange(1, 0));
     const empty = { registerId: 2, timestamps: new Float64Array(0), values: new Float64Array(0), resolutions: new Int32Array(0), updatedAt: new Float64Array(0) };
     expect([...seriesJsonById([one(1), empty]).keys()]).toEqual([1]);
     expect(seriesJson(empty).toString()).toBe('[]');

@@ -19,12 +19,14 @@ export interface TimeSeriesConfig {
   questdbTable?: string;
   /** QUESTDB_WRITE_CONNECTIONS: ILP requests in flight per batch. */
   questdbWriteConnections?: number;
+  /** QUESTDB_PURGE_INTERVAL_MS: how often deleted registers' rows are purged (0: never). */
+  questdbPurgeIntervalMs?: number;
   /** How many parts a large PostgreSQL read is fetched in (QUERY_PARTS). */
   queryParts?: number;
 }
 
 /** The store's part of the platform configuration. */
-export function timeSeriesConfig(config: Pick<Config, 'timeseriesBackend' | 'questdbHttpUrl' | 'questdbPgUrl' | 'questdbIlpProtocolVersion' | 'questdbTable' | 'questdbWriteConnections' | 'queryParts'>): TimeSeriesConfig {
+export function timeSeriesConfig(config: Pick<Config, 'timeseriesBackend' | 'questdbHttpUrl' | 'questdbPgUrl' | 'questdbIlpProtocolVersion' | 'questdbTable' | 'questdbWriteConnections' | 'questdbPurgeIntervalMs' | 'queryParts'>): TimeSeriesConfig {
   return {
     backend: config.timeseriesBackend,
     questdbHttpUrl: config.questdbHttpUrl,
@@ -32,6 +34,7 @@ export function timeSeriesConfig(config: Pick<Config, 'timeseriesBackend' | 'que
     questdbIlpProtocolVersion: config.questdbIlpProtocolVersion,
     questdbTable: config.questdbTable,
     questdbWriteConnections: config.questdbWriteConnections,
+    questdbPurgeIntervalMs: config.questdbPurgeIntervalMs,
     queryParts: config.queryParts,
   };
 }
@@ -53,6 +56,7 @@ export async function createTimeSeriesStore(config: TimeSeriesConfig, deps: Time
         ilpProtocolVersion: config.questdbIlpProtocolVersion,
         table: config.questdbTable,
         connections: config.questdbWriteConnections,
+        purgeIntervalMs: config.questdbPurgeIntervalMs,
       },
       deps,
     );

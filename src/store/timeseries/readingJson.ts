@@ -10,7 +10,7 @@
 // is written into one buffer sized for its worst case: timestamps digit by digit from a cached
 // date prefix, constant pieces copied, the number the only string made per reading (V8's
 // shortest round-trip text). Measured in docs/benchmarks-meter.md.
-import type { Series } from './types.ts';
+import { ValueOutOfRange, type Series } from './types.ts';
 
 const DAY_MS = 86_400_000;
 /** The longest reading: fixed text 76 bytes, three timestamps of at most 27 (six-digit years),
@@ -23,7 +23,6 @@ const NEXT = ascii(',{"timestamp":"');
 const PERIOD_TO = ascii('","periodTo":"');
 const UPDATED_AT = ascii('","updatedAt":"');
 const VALUE = ascii('","value":');
-const NULL = ascii('null');
 
 let cachedDay = NaN;
 let cachedPrefix = Buffer.alloc(0);
@@ -106,10 +105,12 @@ export function computedText(value: number): string {
   return end === text.length ? text : text.slice(0, end);
 }
 
-/** A JSON number (a bucket's: rounded, computedText); a non-finite one (an overflowing sum)
- * becomes null, as JSON.stringify does. */
-function putNumber(out: Buffer, at: number, value: number, computed: boolean): number {
-  if (!Number.isFinite(value)) return put(out, at, NULL);
+/** A JSON number (a bucket's: rounded, computedText). A stored reading is always finite (the
+ * parser refuses others); a computed one past ±1.8e308 (a sum overflowing: Infinity on
+ * PostgreSQL, NaN/null from QuestDB) has no JSON number, and `value` is a number in the
+ * published schema: the read is refused. */
+function putNumber(out: Buffer, at: number, value: number, computed: boolean, series: Series, i: number): number {
+  if (!Number.isFinite(value)) throw new ValueOutOfRange(series.registerId, series.timestamps[i]!);
   return putText(out, at, computed ? computedText(value) : String(value));
 }
 
@@ -144,7 +145,7 @@ export function seriesJson(series: Series, bucketSeconds?: number): Buffer {
     at = put(out, at, PERIOD_TO);
     at = putIso(out, at, t + seconds * 1000);
     at = put(out, at, updated);
-    at = putNumber(out, at, values[i]!, bucketSeconds !== undefined);
+    at = putNumber(out, at, values[i]!, bucketSeconds !== undefined, series, i);
     at = put(out, at, tail);
   }
   out[at++] = 93; // ]

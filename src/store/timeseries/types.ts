@@ -90,6 +90,18 @@ export class TooManyPoints extends Error {
   }
 }
 
+/** A computed value (a bucket's sum or average, a virtual register's) is beyond the largest double
+ * (±1.8e308): JSON has no number for it, and the published Reading's `value` is a number. Both
+ * backends answer the same (readingJson.ts throws it; GET /api/readings answers 422). */
+export class ValueOutOfRange extends Error {
+  constructor(
+    readonly registerId: number,
+    readonly timestamp: number,
+  ) {
+    super(`the value of register ${registerId} at ${new Date(timestamp).toISOString()} is beyond ±${Number.MAX_VALUE}`);
+  }
+}
+
 /** The backend could not be reached (or kept failing) in time; a write that throws this was
  * not acknowledged, and is completed later if it was accepted (QuestDB: the pending-batch journal). */
 export class TimeSeriesUnavailable extends Error {}
@@ -113,5 +125,8 @@ export interface TimeSeriesStore {
   changedSince(queries: readonly ChangeQuery[]): Promise<boolean[]>;
   hasReadings(registerId: number): Promise<boolean>;
   deleteRegister(registerId: number): Promise<void>;
+  /** Background work the backend needs, run by the platform's periodic jobs (QuestDB: replaying
+   * orphaned batches, purging deleted registers' rows); each step returns the items it did. */
+  readonly periodicWork?: readonly { name: string; intervalMs: number; step(): Promise<number> }[];
   close(): Promise<void>;
 }

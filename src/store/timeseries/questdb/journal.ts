@@ -1,6 +1,8 @@
-// The pending-batch journal of the QuestDB store, in PostgreSQL (migration 005): a batch is
+// The pending-batch journal of the QuestDB store, in PostgreSQL (migrations 005, 007): a batch is
 // recorded before any of it is sent and removed once all of it is applied; whatever is left
-// (Flex killed, QuestDB down) is sent again in full (docs/questdb.md, "All or nothing").
+// (Flex killed, QuestDB down) is sent again in full (docs/questdb.md, "All or nothing"), by any
+// instance, once its owner is gone and before any later batch of the same readings
+// (docs/questdb.md, "Several instances").
 //
 // Rows are packed small, since the entry is written before the first chunk leaves (on the 204's
 // path): a series whose timestamps are evenly spaced is stored as start and step, a constant
@@ -8,8 +10,10 @@
 //   u32 series, u32 readings, then per series: f64 registerId, u32 count, u8 regular, u8 constant,
 //   regular ? f64 start, f64 step : f64 timestamps[count], constant ? i32 : i32 resolutions[count];
 //   then f64 values[readings]. Little-endian (DataView).
-import type { Pool } from '../../database.ts';
+import type { Logger } from 'pino';
+import type { Pool, PoolClient, Queryable } from '../../database.ts';
 import type { ReadingRows } from '../types.ts';
+import { LOCKS, type PartitionGate } from './purge.ts';
 
 export interface PendingBatch {
   id: number;
@@ -108,30 +112,164 @@ export function unpackRows(packed: Uint8Array): ReadingRows {
   return { registerIds, offsets, timestamps, values, resolutions };
 }
 
+/** The first and last instant of a batch, and its registers (what journal order compares). */
+function extent(rows: ReadingRows): { registers: number[]; first: number; last: number } {
+  let first = Infinity;
+  let last = -Infinity;
+  for (let s = 0; s + 1 < rows.offsets.length; s += 1) {
+    const a = rows.offsets[s]!;
+    const b = rows.offsets[s + 1]!;
+    if (b <= a) continue;
+    first = Math.min(first, rows.timestamps[a]!);
+    last = Math.max(last, rows.timestamps[b - 1]!);
+  }
+  return { registers: [...new Set(Array.from(rows.registerIds))], first, last };
+}
+
+/** The entry lock's object key (the class is LOCKS.entry). */
+export const entryKey = (id: number) => id % 2 ** 31;
+
+/** What completing a batch needs from the store. */
+export interface Completion {
+  /** Sends the rows and waits until QuestDB has applied them. */
+  send(batch: PendingBatch): Promise<void>;
+  gate: PartitionGate;
+}
+
+/** A batch journaled and owned by this process: its session holds the entry's lock and the
+ * partition locks of its months until done() or abandon(). */
+export interface JournalEntry {
+  id: number;
+  /** The batch is applied: the entry goes, the locks are released. */
+  done(): Promise<void>;
+  /** The batch failed: the entry stays for a replay, the locks are released. */
+  abandon(): Promise<void>;
+}
+
+/** Ends a session's ownership: its advisory locks released, or the connection closed. */
+async function release(client: PoolClient, broken = false): Promise<void> {
+  if (!broken) await client.query('SELECT pg_advisory_unlock_all()').catch(() => (broken = true));
+  client.release(broken);
+}
+
+/**
+ * Ownership and order with several Flex instances on one PostgreSQL and QuestDB: an entry is
+ * owned by the session that journaled it (an advisory lock taken by the INSERT itself, so the
+ * row is never visible unowned) until it is applied; an entry nobody holds is an orphan (its
+ * writer died, or gave up with a 503). Before a batch is sent, every older entry that overlaps it
+ * (a register in common and overlapping time spans) is waited for, and replayed first if it is
+ * an orphan: of two batches writing one reading, the one journaled later is the one stored.
+ */
 export class BatchJournal {
   constructor(private readonly pool: Pool) {}
 
-  async record(rows: ReadingRows, updatedAtMs: number): Promise<number> {
-    const { rows: r } = await this.pool.query<{ id: string }>('INSERT INTO timeseries_pending_batches (updated_at_ms, readings, rows) VALUES ($1, $2, $3) RETURNING id', [
-      updatedAtMs,
-      rows.timestamps.length,
-      packRows(rows),
-    ]);
-    return Number(r[0]!.id);
+  /** Journals the batch, then returns once every older overlapping batch is complete and the
+   * batch's months are entered (no purge rewriting them). Nothing may be sent before. */
+  async begin(rows: ReadingRows, updatedAtMs: number, completion: Completion): Promise<JournalEntry> {
+    const client = await this.pool.connect();
+    try {
+      const { registers, first, last } = extent(rows);
+      const { rows: r } = await client.query<{ id: string }>(
+        `INSERT INTO timeseries_pending_batches (updated_at_ms, readings, rows, register_ids, first_ms, last_ms) VALUES ($1, $2, $3, $4, $5, $6)
+         RETURNING id, pg_advisory_lock(${LOCKS.entry}, (id % 2147483648)::int)`,
+        [updatedAtMs, rows.timestamps.length, packRows(rows), registers, first, last],
+      );
+      const id = Number(r[0]!.id);
+      await this.settleOlder(client, id, rows, completion);
+      await completion.gate.enter(client, rows);
+      // The session is given back once, whichever of done() and abandon() comes first.
+      let ended = false;
+      const end = async (broken = false) => {
+        if (ended) return;
+        ended = true;
+        await release(client, broken);
+      };
+      return {
+        id,
+        done: async () => {
+          if (ended) throw new Error(`journal entry ${id} was abandoned`);
+          try {
+            await client.query('DELETE FROM timeseries_pending_batches WHERE id = $1', [id]);
+          } catch (err) {
+            await end(true);
+            throw err;
+          }
+          await end();
+        },
+        abandon: () => end(),
+      };
+    } catch (err) {
+      await release(client, true);
+      throw err;
+    }
   }
 
-  async done(id: number): Promise<void> {
-    await this.pool.query('DELETE FROM timeseries_pending_batches WHERE id = $1', [id]);
+  /** Completes, in journal order, the older entries overlapping `rows`: waits for the lock of
+   * each (its writer finishing or dying), replays it if it is still there. Locks are taken in
+   * decreasing id order only, so waits never form a cycle. */
+  private async settleOlder(client: PoolClient, id: number, rows: ReadingRows, completion: Completion): Promise<void> {
+    const { registers, first, last } = extent(rows);
+    const { rows: older } = await client.query<{ id: string }>(
+      'SELECT id FROM timeseries_pending_batches WHERE id < $1 AND first_ms <= $4 AND last_ms >= $3 AND register_ids && $2 ORDER BY id',
+      [id, registers, first, last],
+    );
+    for (const { id: text } of older) {
+      const other = Number(text);
+      await client.query('SELECT pg_advisory_lock($1, $2)', [LOCKS.entry, entryKey(other)]);
+      try {
+        const batch = await this.load(other, client);
+        if (batch) await this.complete(client, batch, completion);
+      } finally {
+        await client.query('SELECT pg_advisory_unlock($1, $2)', [LOCKS.entry, entryKey(other)]);
+      }
+    }
   }
 
-  /** Ids of pending batches created before `olderThanMs` ago, oldest first. */
-  async pendingIds(olderThanMs = 0): Promise<number[]> {
-    const { rows } = await this.pool.query<{ id: string }>("SELECT id FROM timeseries_pending_batches WHERE created_at <= now() - $1 * interval '1 millisecond' ORDER BY id", [olderThanMs]);
-    return rows.map((r) => Number(r.id));
+  /** Sends an orphan (its lock held by `client`) after the older entries it overlaps. */
+  private async complete(client: PoolClient, batch: PendingBatch, completion: Completion): Promise<void> {
+    await this.settleOlder(client, batch.id, batch.rows, completion);
+    const keys = await completion.gate.enter(client, batch.rows);
+    try {
+      await completion.send(batch);
+      await client.query('DELETE FROM timeseries_pending_batches WHERE id = $1', [batch.id]);
+    } finally {
+      await completion.gate.leave(client, keys);
+    }
   }
 
-  async load(id: number): Promise<PendingBatch | undefined> {
-    const { rows } = await this.pool.query<{ updated_at_ms: number; rows: Buffer }>('SELECT updated_at_ms, rows FROM timeseries_pending_batches WHERE id = $1', [id]);
+  /** Sends again, in journal order, every orphaned entry (one whose lock nobody holds); entries
+   * being written are left to their writers. Returns the batches sent. */
+  async replayOrphans(completion: Completion, log: Logger): Promise<number> {
+    const client = await this.pool.connect();
+    let broken = false;
+    let sent = 0;
+    try {
+      const { rows } = await client.query<{ id: string }>('SELECT id FROM timeseries_pending_batches ORDER BY id');
+      for (const { id: text } of rows) {
+        const id = Number(text);
+        const { rows: got } = await client.query<{ got: boolean }>('SELECT pg_try_advisory_lock($1, $2) AS got', [LOCKS.entry, entryKey(id)]);
+        if (!got[0]!.got) continue;
+        try {
+          const batch = await this.load(id, client);
+          if (!batch) continue;
+          log.info({ batch: id, readings: batch.rows.timestamps.length }, 'sending an orphaned QuestDB batch again');
+          await this.complete(client, batch, completion);
+          sent += 1;
+        } finally {
+          await client.query('SELECT pg_advisory_unlock($1, $2)', [LOCKS.entry, entryKey(id)]);
+        }
+      }
+      return sent;
+    } catch (err) {
+      broken = true;
+      throw err;
+    } finally {
+      await release(client, broken);
+    }
+  }
+
+  async load(id: number, db: Queryable = this.pool): Promise<PendingBatch | undefined> {
+    const { rows } = await db.query<{ updated_at_ms: number; rows: Buffer }>('SELECT updated_at_ms, rows FROM timeseries_pending_batches WHERE id = $1', [id]);
     if (rows.length === 0) return undefined;
     return { id, updatedAtMs: rows[0]!.updated_at_ms, rows: unpackRows(rows[0]!.rows) };
   }
@@ -165,5 +303,11 @@ export class Tombstones {
       [registerId, new Date(deletedAtMs)],
     );
     (await this.all()).set(registerId, deletedAtMs);
+  }
+
+  /** Purged registers: their tombstones are gone from PostgreSQL. */
+  async forget(registerIds: readonly number[]): Promise<void> {
+    const cache = await this.all();
+    for (const id of registerIds) cache.delete(id);
   }
 }

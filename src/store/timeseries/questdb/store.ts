@@ -13,9 +13,11 @@
 //   transaction (read-your-writes), then clears the journal entry and returns.
 // - All or nothing: a batch is in the journal before its first chunk is sent, and leaves it
 //   only when all of it is applied; a batch left there (Flex killed, QuestDB down past the retry
-//   time) is sent again in full at start and every minute. Re-sending is idempotent.
-// - Delete: a tombstone in PostgreSQL; reads leave out a tombstoned register's rows written
-//   before it. The table is never rewritten, so concurrent writes are never lost.
+//   time) is sent again in full at start and every minute, by any instance once its owner is
+//   gone, and before any later batch of the same readings (journal.ts). Re-sending is idempotent.
+// - Delete: a tombstone in PostgreSQL; reads leave out a tombstoned register's rows. A periodic
+//   purge (purge.ts) rewrites, one month partition at a time while writes to that month wait,
+//   the partitions holding them, then drops the tombstone.
 // test/integration/timeseriesContract.test.ts and readingsBackends.test.ts run against a real
 // QuestDB when QUESTDB_HTTP_URL and QUESTDB_PG_URL are set.
 import { performance } from 'node:perf_hooks';
@@ -31,7 +33,8 @@ import { TimeSeriesUnavailable, TooManyPoints, type BucketQuery, type ChangeQuer
 import { SharedBuffers } from '../sharedBuffers.ts';
 import { IlpHttp } from './ilpHttp.ts';
 import { ilpProtocolVersion, type IlpProtocolSetting } from './ilpSender.ts';
-import { BatchJournal, Tombstones } from './journal.ts';
+import { BatchJournal, Tombstones, type Completion } from './journal.ts';
+import { PartitionGate, Purger, type PurgeDeps } from './purge.ts';
 
 const createTable = (table: string) => `CREATE TABLE IF NOT EXISTS ${table} (
   register_id SYMBOL CAPACITY 100000 INDEX, value DOUBLE, resolution INT, updated_at TIMESTAMP, ts TIMESTAMP
@@ -43,8 +46,8 @@ const APPLY_TIMEOUT_MS = 60_000;
 /** The longest pause between two looks at wal_tables() while a batch is applied (a look is a
  * ~1 ms PG-wire round trip; 50 ms left the 204 up to 50 ms late). */
 const APPLY_POLL_MS = 10;
-/** Pending batches older than this are re-sent by the periodic replay (younger ones may be in flight). */
-const REPLAY_AFTER_MS = 60_000;
+/** How often orphaned pending batches (their writer gone) are looked for and sent again. */
+const REPLAY_INTERVAL_MS = 60_000;
 /** Change probes run at once (the PG-wire pool's size). */
 const PROBE_CONCURRENCY = 8;
 
@@ -86,6 +89,12 @@ export interface QuestDbOptions {
   /** QUESTDB_WRITE_RETRY_MS: how long a chunk is re-sent while QuestDB is unreachable (default 30 s). */
   retryMs?: number;
   chunkRows?: number;
+  /** QUESTDB_PURGE_INTERVAL_MS: how often deleted registers' rows are purged (default 60 s; 0: never). */
+  purgeIntervalMs?: number;
+  /** Age of a tombstone before its rows are purged (default 60 s). */
+  purgeAfterMs?: number;
+  /** Tests: a throw at a purge step stands for a crash there. */
+  purgeCheckpoint?: PurgeDeps['checkpoint'];
 }
 
 export interface QuestDbDeps {
@@ -138,13 +147,12 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
   readonly backend = 'questdb' as const;
   private readonly journal: BatchJournal;
   private readonly tombstones: Tombstones;
-  /** Journal ids being written by this process (the periodic replay leaves them alone). */
-  private readonly inFlight = new Set<number>();
   /** What the workers write ILP into, used again chunk after chunk: encoding into fresh memory
    * took 2–3× the CPU time. */
   private readonly buffers: SharedBuffers;
-  private replaying: Promise<void> | undefined;
-  private replayTimer: NodeJS.Timeout | undefined;
+  private readonly completion: Completion;
+  private readonly purger: Purger;
+  readonly periodicWork: { name: string; intervalMs: number; step: () => Promise<number> }[];
 
   private constructor(
     private readonly table: string,
@@ -153,12 +161,31 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
     deps: QuestDbDeps,
     private readonly chunkRows: number,
     private readonly connections: number,
+    options: QuestDbOptions,
   ) {
     this.workers = deps.workers;
     this.log = deps.log;
     this.buffers = new SharedBuffers(connections);
     this.journal = new BatchJournal(deps.pool);
     this.tombstones = new Tombstones(deps.pool);
+    this.purger = new Purger({
+      pool: deps.pool,
+      table,
+      questdb: (sql) => this.select(sql, []),
+      applied: () => this.waitApplied(),
+      purged: (ids) => this.tombstones.forget(ids),
+      log: deps.log,
+      afterMs: options.purgeAfterMs ?? 60_000,
+      checkpoint: options.purgeCheckpoint,
+    });
+    this.completion = {
+      send: async (batch) => void (await this.send(batch.rows, batch.updatedAtMs, Promise.resolve())),
+      gate: new PartitionGate(table, (client) => this.purger.finishInterrupted(client)),
+    };
+    // Run by src/app.ts with the platform's periodic jobs (src/jobs/periodicJob.ts).
+    this.periodicWork = [{ name: 'questdb-replay', intervalMs: REPLAY_INTERVAL_MS, step: () => this.replayPending() }];
+    const purgeMs = options.purgeIntervalMs ?? 60_000;
+    if (purgeMs > 0) this.periodicWork.push({ name: 'questdb-purge', intervalMs: purgeMs, step: () => this.purge() });
   }
   private readonly workers: WorkerPool;
   private readonly log: Logger;
@@ -176,11 +203,9 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
       // server's version is still settled (and logged) as configured.
       const version = await ilpProtocolVersion(options.httpUrl, options.ilpProtocolVersion ?? 'auto', deps.log);
       deps.log.debug({ version }, 'QuestDB ILP protocol version');
-      const store = new QuestDbTimeSeriesStore(table, http, pool, deps, options.chunkRows ?? CHUNK_ROWS, connections);
+      const store = new QuestDbTimeSeriesStore(table, http, pool, deps, options.chunkRows ?? CHUNK_ROWS, connections, options);
       await store.tombstones.load();
-      await store.replayPending(0);
-      store.replayTimer = setInterval(() => void store.replayPending(REPLAY_AFTER_MS).catch((err: unknown) => deps.log.warn({ err: (err as Error).message }, 'replaying pending QuestDB batches failed')), REPLAY_AFTER_MS);
-      store.replayTimer.unref();
+      await store.replayPending();
       return store;
     } catch (err) {
       http.close();
@@ -208,21 +233,17 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
     const readings = rows.timestamps.length;
     if (readings === 0) return { ok: true, readings };
     const t1 = performance.now();
-    // The journal entry is written while the workers encode; no chunk is sent before it commits.
-    const journaled = this.journal.record(rows, updatedAtMs).then((id) => {
-      this.inFlight.add(id);
-      return id;
-    });
-    let id: number | undefined;
+    // The journal entry is written while the workers encode; no chunk is sent before it commits,
+    // older batches of the same readings are complete and no purge holds the batch's months.
+    const journaled = this.journal.begin(rows, updatedAtMs, this.completion);
     try {
       const sent = await this.send(rows, updatedAtMs, journaled);
-      id = await journaled;
-      await this.journal.done(id);
+      await (await journaled).done();
       this.log.debug({ readings, parseMs, resolveMs: t1 - t0 - parseMs, ...sent, totalMs: performance.now() - t0 }, 'QuestDB batch written');
-    } finally {
-      // A batch that failed stays journaled: the periodic replay completes it.
-      id ??= await journaled.catch(() => undefined);
-      if (id !== undefined) this.inFlight.delete(id);
+    } catch (err) {
+      // A batch that failed stays journaled, an orphan: the periodic replay completes it.
+      await (await journaled.catch(() => undefined))?.abandon();
+      throw err;
     }
     return { ok: true, readings };
   }
@@ -291,28 +312,15 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
     }
   }
 
-  /** Sends again, in full, every journaled batch older than `olderThanMs` not in flight here. */
-  replayPending(olderThanMs: number): Promise<void> {
-    this.replaying ??= (async () => {
-      try {
-        for (const id of await this.journal.pendingIds(olderThanMs)) {
-          if (this.inFlight.has(id)) continue;
-          const batch = await this.journal.load(id);
-          if (!batch) continue;
-          this.inFlight.add(id);
-          try {
-            this.log.info({ batch: id, readings: batch.rows.timestamps.length }, 'sending a pending QuestDB batch again');
-            await this.send(batch.rows, batch.updatedAtMs, Promise.resolve());
-            await this.journal.done(id);
-          } finally {
-            this.inFlight.delete(id);
-          }
-        }
-      } finally {
-        this.replaying = undefined;
-      }
-    })();
-    return this.replaying;
+  /** Sends again, in full and in journal order, every orphaned batch (its writer gone). */
+  replayPending(): Promise<number> {
+    return this.journal.replayOrphans(this.completion, this.log);
+  }
+
+  /** One purge step (purge.ts): a partition rewritten without deleted registers' rows, or the
+   * tombstones of registers with no rows left dropped. */
+  purge(): Promise<number> {
+    return this.purger.step();
   }
 
   /** A read over the PostgreSQL wire, rows as arrays (measured: parsing row objects with Date
@@ -436,8 +444,6 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
   }
 
   async close(): Promise<void> {
-    clearInterval(this.replayTimer);
-    await this.replaying?.catch(() => undefined);
     this.http.close();
     await this.pool.end();
   }
