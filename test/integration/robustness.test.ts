@@ -164,6 +164,21 @@ function requestsFor({ method, path, op }: Operation): fc.Arbitrary<Generated> {
   return fc.record({ path: pathArb, query: queryArb, token: tokenArb, body: bodyArb }).map(({ body, ...rest }) => ({ ...rest, ...body }));
 }
 
+/** Database words in a problem's detail other than in what the client sent itself: a detail may
+ * quote a path or query value ("Ven Pg_l- not found" names the id asked for). */
+function leaksDatabaseWords(detail: string, request: Generated): boolean {
+  const decode = (s: string) => {
+    try {
+      return decodeURIComponent(s);
+    } catch {
+      return s;
+    }
+  };
+  const sent = [...request.path.split('/'), ...request.query.split(/[&=]/)].map(decode).filter((s) => s.length > 0);
+  const own = sent.reduce((text, s) => text.split(s).join(' '), detail);
+  return DATABASE_WORDS.test(own);
+}
+
 async function send(method: string, request: Generated): Promise<{ status: number; text: string; contentType: string }> {
   const headers: Record<string, string> = {};
   const token = tokens[request.token];
@@ -190,7 +205,7 @@ describe('fuzzing every route of the OpenAPI document', () => {
           statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
           const what = `${operation.method} ${request.path}?${request.query.slice(0, 200)} as ${request.token} (${request.contentType}): ${res.status} ${res.text.slice(0, 300)}`;
           if (res.status >= 500) throw new Error(`5xx: ${what}`);
-          if (res.contentType.includes('problem+json') && DATABASE_WORDS.test(JSON.parse(res.text).detail ?? '')) throw new Error(`database internals: ${what}`);
+          if (res.contentType.includes('problem+json') && leaksDatabaseWords(JSON.parse(res.text).detail ?? '', request)) throw new Error(`database internals: ${what}`);
           const after = await databaseState();
           if (res.status >= 400) {
             const changed = [...after].filter(([name, sum]) => state.get(name) !== sum).map(([name]) => name);
