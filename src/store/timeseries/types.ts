@@ -13,6 +13,7 @@
 // built by readingJson.ts for both backends; reads that feed computations (virtual registers,
 // baselines, delivery validation, export) return typed arrays.
 import type { FieldError, ParsedSeries } from '../../shared/readings/parseReadings.ts';
+import type { Queryable } from '../database.ts';
 
 export type { FieldError, ParsedSeries };
 
@@ -113,5 +114,8 @@ export interface TimeSeriesStore {
   changedSince(queries: readonly ChangeQuery[]): Promise<boolean[]>;
   hasReadings(registerId: number): Promise<boolean>;
   deleteRegister(registerId: number): Promise<void>;
+  /** Called in the platform database transaction that changed a register's time zone, after the
+   * change (the PostgreSQL store rebuilds its daily rollups there; optional). */
+  timeZoneChanged?(tx: Queryable, registerId: number): Promise<void>;
   close(): Promise<void>;
 }

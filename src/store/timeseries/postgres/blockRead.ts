@@ -13,18 +13,24 @@ export interface BlockRow extends StoredBlock {
   id: number;
 }
 
-export type BlockColumns = 'data' | 'hours' | 'both';
+export type BlockColumns = 'data' | 'hours' | 'both' | 'days';
 
 const DAY = 86_400_000;
 
+/** The query of fetchPart (exported for the benchmark's EXPLAIN). */
+export function blockQuerySql(columns: BlockColumns): string {
+  const piece = columns === 'both' ? 'int4send(length(data)) || data || int4send(length(hours)) || hours' : `int4send(length(${columns})) || ${columns}`;
+  return `SELECT register_id AS id, string_agg(int4send(day) || ${piece}, ''::bytea ORDER BY day) AS blob
+     FROM reading_blocks WHERE register_id = ANY($1::int[]) AND day >= $2 AND day <= $3 GROUP BY register_id`;
+}
+
+export function blockQueryParams(ids: readonly number[], start: number, end: number): unknown[] {
+  return [ids, dayOf(start), dayOf(end - 1)];
+}
+
 /** Blocks of the registers over the UTC days of [start, end), each register's in day order. */
 async function fetchPart(db: Queryable, ids: readonly number[], start: number, end: number, columns: BlockColumns): Promise<BlockRow[]> {
-  const piece = columns === 'both' ? 'int4send(length(data)) || data || int4send(length(hours)) || hours' : `int4send(length(${columns})) || ${columns}`;
-  const { rows } = await db.query<{ id: number; blob: Buffer }>(
-    `SELECT register_id AS id, string_agg(int4send(day) || ${piece}, ''::bytea ORDER BY day) AS blob
-     FROM reading_blocks WHERE register_id = ANY($1::int[]) AND day >= $2 AND day <= $3 GROUP BY register_id`,
-    [ids, dayOf(start), dayOf(end - 1)],
-  );
+  const { rows } = await db.query<{ id: number; blob: Buffer }>(blockQuerySql(columns), blockQueryParams(ids, start, end));
   const out: BlockRow[] = [];
   for (const { id, blob } of rows) {
     let at = 0;
@@ -36,6 +42,10 @@ async function fetchPart(db: Queryable, ids: readonly number[], start: number, e
     while (at < blob.length) {
       const day = blob.readInt32BE(at);
       at += 4;
+      if (columns === 'days') {
+        out.push({ id, day, data: null, hours: null, days: next() });
+        continue;
+      }
       const data = columns === 'hours' ? null : next();
       const hours = columns === 'data' ? null : next();
       out.push({ id, day, data, hours });
@@ -58,15 +68,19 @@ export async function fetchBlocks(db: Queryable, ids: readonly number[], start: 
   return out;
 }
 
-/** The data of these blocks (register id, UTC day), set on the rows given. */
-export async function fillData(db: Queryable, rows: readonly BlockRow[]): Promise<void> {
+/** The data (and with `hours`, the hourly rollups) of these blocks (register id, UTC day), set on the rows given. */
+export async function fillData(db: Queryable, rows: readonly BlockRow[], hours = false): Promise<void> {
   if (rows.length === 0) return;
-  const { rows: found } = await db.query<{ id: number; day: number; data: Buffer }>(
-    'SELECT b.register_id AS id, b.day, b.data FROM reading_blocks b JOIN unnest($1::int[], $2::int[]) AS k(id, day) ON b.register_id = k.id AND b.day = k.day',
+  const { rows: found } = await db.query<{ id: number; day: number; data: Buffer; hours: Buffer | null }>(
+    `SELECT b.register_id AS id, b.day, b.data, ${hours ? 'b.hours' : 'NULL::bytea AS hours'} FROM reading_blocks b JOIN unnest($1::int[], $2::int[]) AS k(id, day) ON b.register_id = k.id AND b.day = k.day`,
     [rows.map((r) => r.id), rows.map((r) => r.day)],
   );
-  const byKey = new Map(found.map((f) => [`${f.id}:${f.day}`, f.data]));
-  for (const r of rows) r.data = byKey.get(`${r.id}:${r.day}`) ?? null;
+  const byKey = new Map(found.map((f) => [`${f.id}:${f.day}`, f]));
+  for (const r of rows) {
+    const f = byKey.get(`${r.id}:${r.day}`);
+    r.data = f?.data ?? null;
+    if (hours) r.hours = f?.hours ?? null;
+  }
 }
 
 /** UTC starts and ends (ms) of the local days of each zone that [start, end) touches, as
