@@ -7,7 +7,7 @@
 import type { Queryable } from '../../database.ts';
 import { dayOf } from '../../../shared/readings/blocks.ts';
 import type { StoredBlock } from '../../../shared/readings/aggregate.ts';
-import { splitQuery } from './queryParts.ts';
+import { MIN_REGISTER_DAYS_PER_PART, MIN_ROLLUP_BLOCKS_PER_PART, splitQuery } from './queryParts.ts';
 
 export interface BlockRow extends StoredBlock {
   id: number;
@@ -63,7 +63,7 @@ async function fetchPart(db: Queryable, ids: readonly number[], start: number, e
 
 /** Blocks per register id (each in day order), fetched in up to `parts` parts at once. */
 export async function fetchBlocks(db: Queryable, ids: readonly number[], start: number, end: number, columns: BlockColumns, parts: number): Promise<Map<number, BlockRow[]>> {
-  const split = splitQuery(ids.length, start, end, parts, DAY);
+  const split = splitQuery(ids.length, start, end, parts, DAY, columns === 'hours' || columns === 'days' ? MIN_ROLLUP_BLOCKS_PER_PART : MIN_REGISTER_DAYS_PER_PART);
   const results = await Promise.all(split.map((p) => fetchPart(db, ids.slice(p.from, p.to), p.start, p.end, columns)));
   const out = new Map<number, BlockRow[]>();
   for (const rows of results)
