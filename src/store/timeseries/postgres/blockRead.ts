@@ -90,17 +90,44 @@ export async function fillData(db: Queryable, rows: readonly BlockRow[], hours =
   }
 }
 
+export interface LocalDays {
+  starts: Float64Array;
+  ends: Float64Array;
+}
+
+/** Answers of localDays by zone and range, for a while: a daily question otherwise asks
+ * PostgreSQL each time for the same days. Kept 10 minutes (a zone's rules change with a tzdata
+ * update, which PostgreSQL's backends see only when they start anyway), 500 at most. */
+const dayCache = new Map<string, { at: number; days: LocalDays }>();
+const DAY_CACHE_MS = 600_000;
+const DAY_CACHE_SIZE = 500;
+
 /** UTC starts and ends (ms) of the local days of each zone that [start, end) touches, as
  * PostgreSQL computes them (date_trunc('day', … AT TIME ZONE tz) AT TIME ZONE tz), the
  * definition the row store used: same day boundaries on DST days and in gaps at midnight. */
-export async function localDays(db: Queryable, zones: readonly string[], start: number, end: number): Promise<Map<string, { starts: Float64Array; ends: Float64Array }>> {
+export async function localDays(db: Queryable, zones: readonly string[], start: number, end: number): Promise<Map<string, LocalDays>> {
+  const out = new Map<string, LocalDays>();
+  const now = Date.now();
+  const missing: string[] = [];
+  for (const tz of zones) {
+    const hit = dayCache.get(`${tz}|${start}|${end}`);
+    if (hit && now - hit.at < DAY_CACHE_MS) out.set(tz, hit.days);
+    else missing.push(tz);
+  }
+  if (missing.length === 0) return out;
   const { rows } = await db.query<{ tz: string; starts: number[]; ends: number[] }>(
     `SELECT z.tz, array_agg((extract(epoch FROM d.day AT TIME ZONE z.tz) * 1000)::float8 ORDER BY d.day) AS starts,
        array_agg((extract(epoch FROM (d.day + interval '1 day') AT TIME ZONE z.tz) * 1000)::float8 ORDER BY d.day) AS ends
      FROM unnest($1::text[]) AS z(tz) CROSS JOIN LATERAL generate_series(date_trunc('day', $2::timestamptz AT TIME ZONE z.tz),
        date_trunc('day', ($3::timestamptz - interval '1 microsecond') AT TIME ZONE z.tz), interval '1 day') AS d(day)
      GROUP BY z.tz`,
-    [zones, new Date(start), new Date(end)],
+    [missing, new Date(start), new Date(end)],
   );
-  return new Map(rows.map((r) => [r.tz, { starts: Float64Array.from(r.starts.map(Number)), ends: Float64Array.from(r.ends.map(Number)) }]));
+  for (const r of rows) {
+    const days = { starts: Float64Array.from(r.starts.map(Number)), ends: Float64Array.from(r.ends.map(Number)) };
+    out.set(r.tz, days);
+    if (dayCache.size >= DAY_CACHE_SIZE) dayCache.delete(dayCache.keys().next().value!);
+    dayCache.set(`${r.tz}|${start}|${end}`, { at: now, days });
+  }
+  return out;
 }
