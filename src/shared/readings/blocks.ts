@@ -142,12 +142,38 @@ export function writeHours(view: DataView, at: number, extentsAt: number, day: n
   return [at, extentsAt];
 }
 
+interface DataLayout {
+  view: DataView;
+  n: number;
+  regular: boolean;
+  first: number;
+  step: number;
+  timesAt: number;
+  oneUpdated: boolean;
+  updatedAt: number;
+  valuesAt: number;
+}
+
+/** Where the parts of a block's `data` are (times as offsets from the UTC day). */
+function dataLayout(data: Uint8Array): DataLayout {
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  if (view.getUint8(0) !== VERSION) throw new Error(`reading block version ${view.getUint8(0)} is not known`);
+  const flags = view.getUint8(1);
+  const n = view.getInt32(2);
+  const regular = (flags & REGULAR) !== 0;
+  const timesAt = 6;
+  const resolutionsAt = timesAt + (regular ? 8 : 4 * n);
+  const updatedAt = resolutionsAt + (flags & ONE_RESOLUTION ? 4 : 4 * n);
+  const oneUpdated = (flags & ONE_UPDATED) !== 0;
+  return { view, n, regular, first: regular ? view.getInt32(timesAt) : 0, step: regular ? view.getInt32(timesAt + 4) : 0, timesAt, oneUpdated, updatedAt, valuesAt: updatedAt + (oneUpdated ? 8 : 8 * n) };
+}
+
 /** Writes `days` (DAYS_BYTES at `at`) of a block: its readings summed per piece of its UTC day
  * between the local midnights `cuts` (ms since the UTC day began, ascending, each inside the
  * day; none for a zone whose midnight is the UTC one), from the hourly rollups where a whole
  * hour lies in one piece and from the readings (`data`) of an hour a midnight falls inside
  * (zones at 30- and 45-minute offsets). More cuts than pieces can hold: k = 0, hours are read. */
-export function writeDays(view: DataView, at: number, day: number, data: Uint8Array, hours: Uint8Array, cuts: ArrayLike<number>): void {
+export function writeDays(view: DataView, at: number, data: Uint8Array, hours: Uint8Array, cuts: ArrayLike<number>): void {
   new Uint8Array(view.buffer, view.byteOffset + at, DAYS_BYTES).fill(0);
   const k = cuts.length + 1;
   if (k > MAX_DAY_PIECES) return;
@@ -162,21 +188,23 @@ export function writeDays(view: DataView, at: number, day: number, data: Uint8Ar
   const hv = new DataView(hours.buffer, hours.byteOffset, hours.byteLength);
   const mask = hv.getInt32(0);
   let slot = 4;
-  let readings: BlockReadings | undefined;
+  let layout: DataLayout | undefined;
   for (let h = 0; h < 24; h += 1) {
     if (!(mask & (1 << h))) continue;
     const h0 = h * HOUR_MS;
     const p = pieceOf(h0);
     if (p < cuts.length && cuts[p]! < h0 + HOUR_MS) {
-      readings ??= decodeData(data, day);
-      const base = day * DAY_MS;
-      for (let i = 0; i < readings.times.length; i += 1) {
-        const offset = readings.times[i]! - base;
-        if (offset < h0 || offset >= h0 + HOUR_MS) continue;
+      // The hour a midnight cuts: its readings, read in place (no decode of the whole block).
+      const r = (layout ??= dataLayout(data));
+      for (let i = 0; i < r.n; i += 1) {
+        const offset = r.regular ? r.first + i * r.step : r.view.getInt32(r.timesAt + 4 * i);
+        if (offset < h0) continue;
+        if (offset >= h0 + HOUR_MS) break;
         const q = pieceOf(offset);
+        const u = r.oneUpdated ? r.view.getFloat64(r.updatedAt) : r.view.getFloat64(r.updatedAt + 8 * i);
         counts[q] = counts[q]! + 1;
-        sums[q] = sums[q]! + readings.values[i]!;
-        if (readings.updatedAt[i]! > latest[q]!) latest[q] = readings.updatedAt[i]!;
+        sums[q] = sums[q]! + r.view.getFloat64(r.valuesAt + 8 * i);
+        if (u > latest[q]!) latest[q] = u;
       }
     } else {
       counts[p] = counts[p]! + hv.getInt32(slot);
@@ -379,21 +407,21 @@ export function rowData(blocks: EncodedBlocks, k: number): Uint8Array {
   return blocks.copy.subarray(at, at + view.getInt32(at - 4));
 }
 
-/** The day and the `data` and `hours` fields of the COPY row at `rowStart` of `row`, and where its `days` bytes start. */
-function rowFields(row: Uint8Array, rowStart: number): { day: number; data: Uint8Array; hours: Uint8Array; daysAt: number } {
+/** The `data` and `hours` fields of the COPY row at `rowStart` of `row`, and where its `days` bytes start. */
+function rowFields(row: Uint8Array, rowStart: number): { data: Uint8Array; hours: Uint8Array; daysAt: number } {
   const view = new DataView(row.buffer, row.byteOffset, row.byteLength);
   const dataAt = rowStart + 42;
   const dataEnd = dataAt + view.getInt32(dataAt - 4);
   const hoursEnd = dataEnd + 4 + view.getInt32(dataEnd);
   const extentsEnd = hoursEnd + 4 + view.getInt32(hoursEnd);
-  return { day: view.getInt32(rowStart + 14), data: row.subarray(dataAt, dataEnd), hours: row.subarray(dataEnd + 4, hoursEnd), daysAt: extentsEnd + 4 };
+  return { data: row.subarray(dataAt, dataEnd), hours: row.subarray(dataEnd + 4, hoursEnd), daysAt: extentsEnd + 4 };
 }
 
 /** Writes the `days` of the COPY row at `rowStart` of `row` (a row of encodeBlocks or
  * encodeBlockRow) for these local midnights of its UTC day (see writeDays). */
 export function fillRowDays(row: Uint8Array, rowStart: number, cuts: ArrayLike<number>): void {
   const f = rowFields(row, rowStart);
-  writeDays(new DataView(row.buffer, row.byteOffset, row.byteLength), f.daysAt, f.day, f.data, f.hours, cuts);
+  writeDays(new DataView(row.buffer, row.byteOffset, row.byteLength), f.daysAt, f.data, f.hours, cuts);
 }
 
 /** Writes each block's register id (series → id). */

@@ -75,7 +75,7 @@ export async function recompute(tx: Queryable, registerIds: readonly number[]): 
       const c = cuts(r.id, r.day);
       if (!c) continue;
       const days = Buffer.alloc(DAYS_BYTES);
-      writeDays(new DataView(days.buffer, days.byteOffset, days.byteLength), 0, r.day, r.data, r.hours, c);
+      writeDays(new DataView(days.buffer, days.byteOffset, days.byteLength), 0, r.data, r.hours, c);
       update[0].push(r.id);
       update[1].push(r.day);
       update[2].push(days);
