@@ -15,6 +15,7 @@ import type { Logger } from 'pino';
 import type { Pool, Queryable } from '../../database.ts';
 import { DAY_MS, DAYS_BYTES, writeDays } from '../../../shared/readings/blocks.ts';
 import { localDays } from './blockRead.ts';
+import { runConversion } from './convertRows.ts';
 
 /** Local midnights inside a UTC day (ms since it began) for a register; undefined when the
  * register is unknown (its blocks keep k = 0). */
@@ -90,9 +91,6 @@ export async function rebuildDays(tx: Queryable, registerId: number): Promise<vo
   await recompute(tx, [registerId]);
 }
 
-/** Arbitrary but fixed: the advisory lock key of the conversion. */
-const CONVERSION_LOCK = 727_274_013;
-
 export interface FillOptions {
   registersPerBatch?: number;
   /** Stop after this many batches (tests: a conversion cut short). */
@@ -101,41 +99,16 @@ export interface FillOptions {
 
 /** Computes `days` of the blocks stored before migration 006; true when done. */
 export async function fillMissingDays(pool: Pool, log: Pick<Logger, 'info'>, options: FillOptions = {}): Promise<boolean> {
-  const exists = async (db: Queryable) => (await db.query<{ t: string | null }>("SELECT to_regclass('reading_block_days_pending')::text AS t")).rows[0]!.t !== null;
-  if (!(await exists(pool))) return true;
-  const client = await pool.connect();
-  try {
-    await client.query('SELECT pg_advisory_lock($1)', [CONVERSION_LOCK]);
-    if (!(await exists(client))) return true;
-    const total = Number((await client.query<{ n: string }>('SELECT count(*) AS n FROM reading_block_days_pending')).rows[0]!.n);
-    if (total > 0) log.info({ registers: total }, 'computing daily rollups of stored reading blocks');
-    let done = 0;
-    let blocks = 0;
-    for (let batch = 0; ; batch += 1) {
-      if (options.maxBatches !== undefined && batch >= options.maxBatches) return false;
-      const started = Date.now();
-      await client.query('BEGIN');
-      let ids: number[];
-      try {
-        ids = (await client.query<{ id: number }>('SELECT register_id AS id FROM reading_block_days_pending ORDER BY 1 LIMIT $1 FOR UPDATE', [options.registersPerBatch ?? 100])).rows.map((r) => r.id);
-        if (ids.length > 0) {
-          blocks += await recompute(client, ids);
-          await client.query('DELETE FROM reading_block_days_pending WHERE register_id = ANY($1::int[])', [ids]);
-        }
-        await client.query('COMMIT');
-      } catch (err) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw err;
-      }
-      if (ids.length === 0) break;
-      done += ids.length;
-      log.info({ registers: done, of: total, blocks, percent: Math.round((1000 * done) / Math.max(total, 1)) / 10, ms: Date.now() - started }, 'daily rollup progress');
-    }
-    await client.query('DROP TABLE reading_block_days_pending');
-    if (total > 0) log.info({ registers: done, blocks }, 'daily rollups of stored reading blocks computed');
-    return true;
-  } finally {
-    await client.query('SELECT pg_advisory_unlock($1)', [CONVERSION_LOCK]).catch(() => undefined);
-    client.release();
-  }
+  return runConversion(pool, log, options, {
+    table: 'reading_block_days_pending',
+    unit: 'registers',
+    messages: ['computing daily rollups of stored reading blocks', 'daily rollup progress', 'daily rollups of stored reading blocks computed'],
+    async batch(client) {
+      const { rows } = await client.query<{ id: number }>('SELECT register_id AS id FROM reading_block_days_pending ORDER BY 1 LIMIT $1 FOR UPDATE', [options.registersPerBatch ?? 100]);
+      const ids = rows.map((r) => r.id);
+      if (ids.length > 0) await recompute(client, ids);
+      await client.query('DELETE FROM reading_block_days_pending WHERE register_id = ANY($1::int[])', [ids]);
+      return ids.length;
+    },
+  });
 }
