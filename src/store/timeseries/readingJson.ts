@@ -103,7 +103,7 @@ function putNumber(out: Buffer, at: number, value: number): number {
  * digits it is the answer, else its digits rounded half up at COMPUTED_DIGITS are: the exact
  * value lies on the same side of the rounding boundary as the shortest text unless that text
  * ends exactly on the boundary (…5), which, like exponents, |value| ≥ 1e12 and carries past
- * the first digit, goes the slow way. Equal to String(roundComputed(v)): test/unit/readingJson.
+ * the first digit, goes the slow way. Equal to String(roundComputed(v)): test/unit/readingJson.test.ts.
  */
 function putComputed(out: Buffer, at: number, value: number): number {
   if (!Number.isFinite(value)) return put(out, at, NULL);
