@@ -18,7 +18,7 @@ import { localDays } from './blockRead.ts';
 import { runConversion } from './convertRows.ts';
 
 /** Local midnights inside a UTC day (ms since it began) for a register; undefined when the
- * register is unknown (its blocks keep k = 0). */
+ * register or its zone is unknown (its blocks keep k = 0). */
 export type DayCuts = (registerId: number, day: number) => readonly number[] | undefined;
 
 const NONE: readonly number[] = [];
@@ -34,7 +34,7 @@ export async function lockedZones(db: Queryable, registerIds: readonly number[])
  * PostgreSQL computes local days for the questions (blockRead.ts localDays). */
 export async function dayCuts(db: Queryable, zones: ReadonlyMap<number, string>, firstDay: number, lastDay: number): Promise<DayCuts> {
   if (zones.size === 0) return () => undefined;
-  const days = await localDays(db, [...new Set(zones.values())], firstDay * DAY_MS, (lastDay + 1) * DAY_MS);
+  const days = await localDays(db, [...new Set(zones.values())], firstDay * DAY_MS, (lastDay + 1) * DAY_MS, true);
   const byZone = new Map<string, Map<number, number[]>>();
   for (const [tz, { starts }] of days) {
     const cuts = new Map<number, number[]>();
@@ -50,7 +50,8 @@ export async function dayCuts(db: Queryable, zones: ReadonlyMap<number, string>,
   }
   return (id, day) => {
     const tz = zones.get(id);
-    return tz === undefined ? undefined : (byZone.get(tz)?.get(day) ?? NONE);
+    const cuts = tz === undefined ? undefined : byZone.get(tz);
+    return cuts === undefined ? undefined : (cuts.get(day) ?? NONE);
   };
 }
 

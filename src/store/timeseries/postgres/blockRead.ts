@@ -105,7 +105,7 @@ const DAY_CACHE_SIZE = 500;
 /** UTC starts and ends (ms) of the local days of each zone that [start, end) touches, as
  * PostgreSQL computes them (date_trunc('day', … AT TIME ZONE tz) AT TIME ZONE tz), the
  * definition the row store used: same day boundaries on DST days and in gaps at midnight. */
-export async function localDays(db: Queryable, zones: readonly string[], start: number, end: number): Promise<Map<string, LocalDays>> {
+export async function localDays(db: Queryable, zones: readonly string[], start: number, end: number, inTransaction = false): Promise<Map<string, LocalDays>> {
   const out = new Map<string, LocalDays>();
   const now = Date.now();
   const missing: string[] = [];
@@ -115,7 +115,10 @@ export async function localDays(db: Queryable, zones: readonly string[], start: 
     else missing.push(tz);
   }
   if (missing.length === 0) return out;
-  const { rows } = await db.query<{ tz: string; starts: number[]; ends: number[] }>(
+  // In a write's transaction a zone PostgreSQL does not know (its tzdata older than Node's)
+  // must not fail the write: the zones are left out (their blocks get no daily pieces).
+  if (inTransaction) await db.query('SAVEPOINT flex_local_days');
+  const answer = db.query<{ tz: string; starts: number[]; ends: number[] }>(
     `SELECT z.tz, array_agg((extract(epoch FROM d.day AT TIME ZONE z.tz) * 1000)::float8 ORDER BY d.day) AS starts,
        array_agg((extract(epoch FROM (d.day + interval '1 day') AT TIME ZONE z.tz) * 1000)::float8 ORDER BY d.day) AS ends
      FROM unnest($1::text[]) AS z(tz) CROSS JOIN LATERAL generate_series(date_trunc('day', $2::timestamptz AT TIME ZONE z.tz),
@@ -123,6 +126,17 @@ export async function localDays(db: Queryable, zones: readonly string[], start: 
      GROUP BY z.tz`,
     [missing, new Date(start), new Date(end)],
   );
+  let rows: { tz: string; starts: number[]; ends: number[] }[];
+  try {
+    rows = (await answer).rows;
+  } catch (err) {
+    if (!inTransaction) throw err;
+    await db.query('ROLLBACK TO SAVEPOINT flex_local_days');
+    // Which zone: one by one (each known one still answers).
+    if (missing.length > 1) for (const tz of missing) for (const [z, days] of await localDays(db, [tz], start, end, true)) out.set(z, days);
+    return out;
+  }
+  if (inTransaction) await db.query('RELEASE SAVEPOINT flex_local_days');
   for (const r of rows) {
     const days = { starts: Float64Array.from(r.starts.map(Number)), ends: Float64Array.from(r.ends.map(Number)) };
     out.set(r.tz, days);
