@@ -52,6 +52,8 @@ export class DomainMetrics {
     readonly backend: string,
   ) {
     const registers = [registry];
+    // Durations in seconds, all on the same buckets so that their panels compare.
+    const latency = <L extends string>(name: string, help: string, labelNames: L[]) => new client.Histogram<L>({ name, help, labelNames, buckets: LATENCY_BUCKETS, registers });
     this.readingsIngested = new client.Counter({ name: 'flex_readings_ingested_total', help: 'Readings stored through POST /api/readings', labelNames: ['backend'], registers });
     this.batchesRefused = new client.Counter({
       name: 'flex_readings_batches_refused_total',
@@ -66,20 +68,12 @@ export class DomainMetrics {
       buckets: [1, 10, 100, 1000, 10_000, 100_000, 1_000_000],
       registers,
     });
-    this.ingestDuration = new client.Histogram({
-      name: 'flex_readings_ingest_duration_seconds',
-      help: 'Time to parse, validate and store a POST /api/readings batch (body received to committed)',
-      labelNames: ['backend'],
-      buckets: LATENCY_BUCKETS,
-      registers,
-    });
-    this.queryDuration = new client.Histogram({
-      name: 'flex_readings_query_duration_seconds',
-      help: 'Time to answer GET /api/readings (and hourly averages) by backend and resolution (stored = as stored)',
-      labelNames: ['backend', 'resolution'],
-      buckets: LATENCY_BUCKETS,
-      registers,
-    });
+    this.ingestDuration = latency('flex_readings_ingest_duration_seconds', 'Time to parse, validate and store a POST /api/readings batch (body received to committed)', ['backend']);
+    this.queryDuration = latency(
+      'flex_readings_query_duration_seconds',
+      'Time to answer GET /api/readings (and hourly averages) by backend and resolution (stored = as stored)',
+      ['backend', 'resolution'],
+    );
     this.queryBytes = new client.Counter({
       name: 'flex_readings_query_bytes_total',
       help: 'Bytes of JSON (before compression) answered by GET /api/readings, by backend and resolution',
@@ -87,7 +81,7 @@ export class DomainMetrics {
       registers,
     });
     this.jobRuns = new client.Counter({ name: 'flex_job_runs_total', help: 'Steps of periodic jobs (clearing, delivery-validation) by outcome', labelNames: ['job', 'outcome'], registers });
-    this.jobDuration = new client.Histogram({ name: 'flex_job_duration_seconds', help: 'Duration of one periodic job step', labelNames: ['job'], buckets: LATENCY_BUCKETS, registers });
+    this.jobDuration = latency('flex_job_duration_seconds', 'Duration of one periodic job step', ['job']);
     this.jobItems = new client.Counter({
       name: 'flex_job_items_total',
       help: 'Items handled by periodic jobs: availability orders cleared, transactions validated',

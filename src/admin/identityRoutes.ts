@@ -4,7 +4,7 @@
 import type { Pool } from '../store/database.ts';
 import * as identity from '../auth/identityStore.ts';
 import type { UserInput } from '../auth/identityStore.ts';
-import { crudRoutes } from '../http/crudRoutes.ts';
+import { crudRoutes, storeOperations } from '../http/crudRoutes.ts';
 import { idParams } from '../http/schemas.ts';
 import type { AuthRequirement, RouteDef } from '../http/types.ts';
 import {
@@ -32,11 +32,7 @@ export function identityAdminRoutes(pool: Pool): RouteDef[] {
       object: organizationSchema,
       input: organizationInput,
       example: { name: 'Grid Co', features: ['Grid', 'OpenADR'] },
-      list: (page) => identity.listOrganizations(pool, page),
-      get: (id) => identity.getOrganization(pool, id),
-      create: (input) => identity.createOrganization(pool, input),
-      update: (id, input) => identity.updateOrganization(pool, id, input),
-      remove: (id) => identity.deleteOrganization(pool, id),
+      ...storeOperations(pool, { list: identity.listOrganizations, get: identity.getOrganization, create: identity.createOrganization, update: identity.updateOrganization, remove: identity.deleteOrganization }),
     }),
     ...crudRoutes<identity.Role, NamedInput>({
       basePath: '/api/admin/roles',
@@ -46,11 +42,7 @@ export function identityAdminRoutes(pool: Pool): RouteDef[] {
       object: roleSchema,
       input: roleInput,
       example: { name: 'Meter reader', permissions: ['Meter.Organization.Read'] },
-      list: (page) => identity.listRoles(pool, page),
-      get: (id) => identity.getRole(pool, id),
-      create: (input) => identity.createRole(pool, input),
-      update: (id, input) => identity.updateRole(pool, id, input),
-      remove: (id) => identity.deleteRole(pool, id),
+      ...storeOperations(pool, { list: identity.listRoles, get: identity.getRole, create: identity.createRole, update: identity.updateRole, remove: identity.deleteRole }),
     }),
     ...crudRoutes<identity.User, UserInput>({
       basePath: '/api/admin/users',
@@ -61,11 +53,7 @@ export function identityAdminRoutes(pool: Pool): RouteDef[] {
       input: userInput,
       example: { name: 'Ada Analyst', organizationId: 1, roleIds: [1], globalAdmin: false },
       created: createdUserSchema,
-      list: (page) => identity.listUsers(pool, page),
-      get: (id) => identity.getUser(pool, id),
-      create: (input) => identity.createUser(pool, input),
-      update: (id, input) => identity.updateUser(pool, id, input),
-      remove: (id) => identity.deleteUser(pool, id),
+      ...storeOperations(pool, { list: identity.listUsers, get: identity.getUser, create: identity.createUser, update: identity.updateUser, remove: identity.deleteUser }),
     }),
     {
       method: 'PUT',

@@ -1,32 +1,25 @@
 // Schemas of the identity objects the admin API manages.
 import { featureSchema, permissionSchema } from '../auth/catalogue.ts';
 import { arrayOf, dateTime, int32Id, nullable, objectSchema } from '../http/schemas.ts';
+import type { JsonSchema } from '../http/types.ts';
 
 const name = { type: 'string', minLength: 1, maxLength: 200 };
 
-export const organizationInput = objectSchema(
-  { name, features: arrayOf(featureSchema, { uniqueItems: true, default: [] }) },
-  ['name'],
-  { title: 'OrganizationInput' },
-);
+/** Organizations and roles are alike: a name and a set of catalogue names (features,
+ * permissions). The body and the stored object of such a kind. */
+function namedSet(title: string, setName: string, item: JsonSchema): { input: JsonSchema; object: JsonSchema } {
+  return {
+    input: objectSchema({ name, [setName]: arrayOf(item, { uniqueItems: true, default: [] }) }, ['name'], { title: `${title}Input` }),
+    object: objectSchema(
+      { id: int32Id, name: { type: 'string' }, [setName]: arrayOf(item), createdAt: dateTime, updatedAt: dateTime },
+      ['id', 'name', setName, 'createdAt', 'updatedAt'],
+      { title },
+    ),
+  };
+}
 
-export const organizationSchema = objectSchema(
-  { id: int32Id, name: { type: 'string' }, features: arrayOf(featureSchema), createdAt: dateTime, updatedAt: dateTime },
-  ['id', 'name', 'features', 'createdAt', 'updatedAt'],
-  { title: 'Organization' },
-);
-
-export const roleInput = objectSchema(
-  { name, permissions: arrayOf(permissionSchema, { uniqueItems: true, default: [] }) },
-  ['name'],
-  { title: 'RoleInput' },
-);
-
-export const roleSchema = objectSchema(
-  { id: int32Id, name: { type: 'string' }, permissions: arrayOf(permissionSchema), createdAt: dateTime, updatedAt: dateTime },
-  ['id', 'name', 'permissions', 'createdAt', 'updatedAt'],
-  { title: 'Role' },
-);
+export const { input: organizationInput, object: organizationSchema } = namedSet('Organization', 'features', featureSchema);
+export const { input: roleInput, object: roleSchema } = namedSet('Role', 'permissions', permissionSchema);
 
 export const userInput = objectSchema(
   {

@@ -5,23 +5,21 @@ import { generateClientId, generateSecret, hashSecret, hintOf } from './secrets.
 
 export type ClientKind = 'organization' | 'vtn';
 
-export interface OrganizationClient {
+/** What every API client has, whatever its kind. */
+interface ApiClient {
   id: number;
   organizationId: number;
   clientId: string;
   clientSecret: string | null;
   clientName: string;
   hint: string;
+}
+
+export interface OrganizationClient extends ApiClient {
   roleIds: number[];
 }
 
-export interface VtnCredential {
-  id: number;
-  organizationId: number;
-  clientId: string;
-  clientSecret: string | null;
-  clientName: string;
-  hint: string;
+export interface VtnCredential extends ApiClient {
   scopes: string[];
 }
 

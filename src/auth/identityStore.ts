@@ -1,6 +1,7 @@
 // SQL for organizations, roles, users and personal access tokens. Rows come back already shaped
 // as API objects (camelCase aliases), so the routes serialize them directly.
 import { HttpError, badRequest, notFound } from '../http/errors.ts';
+import type { Principal } from '../http/types.ts';
 import { rowReader, withTransaction, type Pool, type PoolClient, type Queryable } from '../store/database.ts';
 import { generatePersonalAccessToken, hashPersonalAccessToken, hintOf } from './secrets.ts';
 
@@ -55,6 +56,13 @@ const unique = <T>(values: readonly T[]): T[] => [...new Set(values)];
 const organizationsReader = rowReader<Organization>(`SELECT ${ORG_COLUMNS} FROM organizations`);
 export const listOrganizations = organizationsReader.list;
 export const getOrganization = organizationsReader.get;
+
+/** 404 unless the organization a request names exists. A non-administrator's token names its own
+ * organization, which exists while the token is valid; only global administrators can name one
+ * that does not exist, so only their requests look it up. */
+export async function requireOrganization(db: Queryable, principal: Principal | undefined, id: number): Promise<void> {
+  if (principal?.globalAdmin && !(await getOrganization(db, id))) throw notFound(`Organization ${id}`);
+}
 
 export async function createOrganization(db: Queryable, input: { name: string; features: string[] }): Promise<Organization> {
   const { rows } = await db.query<Organization>(`INSERT INTO organizations (name, features) VALUES ($1, $2) RETURNING ${ORG_COLUMNS}`, [input.name, unique(input.features)]);

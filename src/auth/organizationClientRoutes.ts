@@ -4,10 +4,10 @@
 import { holdsPermission } from '../http/authorize.ts';
 import { forbidden, notFound } from '../http/errors.ts';
 import { arrayOf, idParams } from '../http/schemas.ts';
-import type { ApiRequest, AuthRequirement, Principal, RouteDef } from '../http/types.ts';
+import type { ApiRequest, AuthRequirement, RouteDef } from '../http/types.ts';
 import type { Pool } from '../store/database.ts';
 import { createOrganizationClient, deleteClient, listClients, rotateClientSecret } from './clientStore.ts';
-import { assertRolesExist, getOrganization, permissionsOfRoles } from './identityStore.ts';
+import { assertRolesExist, permissionsOfRoles, requireOrganization } from './identityStore.ts';
 import { organizationClientInput, organizationClientSchema } from './schemas.ts';
 
 const ACCESS: AuthRequirement = { permission: 'Organization.Organization.ReadWrite', organization: { in: 'path', name: 'organizationId' } };
@@ -17,11 +17,6 @@ type OrgParams = { organizationId: number };
 type ClientParams = OrgParams & { clientId: number };
 
 export function organizationClientRoutes(pool: Pool): RouteDef[] {
-  // A non-administrator's token names its own organization, which exists while the token is
-  // valid; only global administrators can name one that does not exist.
-  const requireOrganization = async (req: { principal?: Principal }, id: number) => {
-    if (req.principal?.globalAdmin && !(await getOrganization(pool, id))) throw notFound(`Organization ${id}`);
-  };
   return [
     {
       method: 'POST',
@@ -36,7 +31,7 @@ export function organizationClientRoutes(pool: Pool): RouteDef[] {
       responses: { 200: { description: 'The new client and its secret', schema: organizationClientSchema } },
       async handler(req: ApiRequest<OrgParams, unknown, { clientName: string; rolesIds: number[] }>) {
         const { organizationId } = req.params;
-        await requireOrganization(req, organizationId);
+        await requireOrganization(pool, req.principal, organizationId);
         const roleIds = req.body.rolesIds;
         await assertRolesExist(pool, roleIds, 'rolesIds');
         const principal = req.principal!;
@@ -57,7 +52,7 @@ export function organizationClientRoutes(pool: Pool): RouteDef[] {
       params: idParams('organizationId'),
       responses: { 200: { description: 'The clients of the organization', schema: arrayOf(organizationClientSchema) } },
       async handler(req: ApiRequest<OrgParams>) {
-        await requireOrganization(req, req.params.organizationId);
+        await requireOrganization(pool, req.principal, req.params.organizationId);
         return { status: 200, body: await listClients(pool, 'organization', req.params.organizationId) };
       },
     },

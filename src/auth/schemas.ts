@@ -3,10 +3,19 @@
 import { arrayOf, int32Id, objectSchema } from '../http/schemas.ts';
 import { scopeSchema } from './catalogue.ts';
 
-const secretProperty = {
-  type: ['string', 'null'],
-  description: 'The client secret: returned by create and rotate only; null in lists. Store it safely, it cannot be shown again.',
+/** The properties both kinds of client share (clientStore.ts `ApiClient`). */
+const clientProperties = {
+  id: int32Id,
+  organizationId: int32Id,
+  clientId: { type: 'string' },
+  clientSecret: {
+    type: ['string', 'null'],
+    description: 'The client secret: returned by create and rotate only; null in lists. Store it safely, it cannot be shown again.',
+  },
+  clientName: { type: 'string' },
+  hint: { type: 'string', description: 'First characters of the secret, to tell secrets apart.' },
 };
+const CLIENT_REQUIRED = Object.keys(clientProperties);
 
 export const organizationClientInput = objectSchema(
   {
@@ -18,16 +27,8 @@ export const organizationClientInput = objectSchema(
 );
 
 export const organizationClientSchema = objectSchema(
-  {
-    id: int32Id,
-    organizationId: int32Id,
-    clientId: { type: 'string' },
-    clientSecret: secretProperty,
-    clientName: { type: 'string' },
-    hint: { type: 'string', description: 'First characters of the secret, to tell secrets apart.' },
-    roleIds: arrayOf({ type: 'integer' }),
-  },
-  ['id', 'organizationId', 'clientId', 'clientSecret', 'clientName', 'hint', 'roleIds'],
+  { ...clientProperties, roleIds: arrayOf({ type: 'integer' }) },
+  [...CLIENT_REQUIRED, 'roleIds'],
   { title: 'OrganizationClient' },
 );
 
@@ -42,15 +43,7 @@ export const vtnCredentialInput = objectSchema(
 );
 
 export const vtnCredentialSchema = objectSchema(
-  {
-    id: int32Id,
-    organizationId: int32Id,
-    clientId: { type: 'string' },
-    clientSecret: secretProperty,
-    clientName: { type: 'string' },
-    hint: { type: 'string', description: 'First characters of the secret, to tell secrets apart.' },
-    scopes: arrayOf(scopeSchema),
-  },
-  ['id', 'organizationId', 'clientId', 'clientSecret', 'clientName', 'hint', 'scopes'],
+  { ...clientProperties, scopes: arrayOf(scopeSchema) },
+  [...CLIENT_REQUIRED, 'scopes'],
   { title: 'VtnCredential' },
 );

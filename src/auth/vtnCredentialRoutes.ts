@@ -2,10 +2,10 @@
 // scopes. Managed by organization administrators; the OpenADR feature must be enabled.
 import { notFound } from '../http/errors.ts';
 import { arrayOf, idParams, int32Id, querySchema } from '../http/schemas.ts';
-import type { ApiRequest, AuthRequirement, Principal, RouteDef } from '../http/types.ts';
+import type { ApiRequest, AuthRequirement, RouteDef } from '../http/types.ts';
 import type { Pool } from '../store/database.ts';
 import { createVtnCredential, deleteClient, listClients, rotateClientSecret } from './clientStore.ts';
-import { getOrganization } from './identityStore.ts';
+import { requireOrganization } from './identityStore.ts';
 import { vtnCredentialInput, vtnCredentialSchema } from './schemas.ts';
 
 const PERMISSION = 'Organization.Organization.ReadWrite';
@@ -18,11 +18,6 @@ type Query = { organizationId: number };
 type Params = { credentialId: number };
 
 export function vtnCredentialRoutes(pool: Pool): RouteDef[] {
-  // A non-administrator's token names its own organization, which exists while the token is
-  // valid; only global administrators can name one that does not exist.
-  const requireOrganization = async (req: { principal?: Principal }, id: number) => {
-    if (req.principal?.globalAdmin && !(await getOrganization(pool, id))) throw notFound(`Organization ${id}`);
-  };
   return [
     {
       method: 'GET',
@@ -34,7 +29,7 @@ export function vtnCredentialRoutes(pool: Pool): RouteDef[] {
       query: organizationQuery,
       responses: { 200: { description: 'The credentials of the organization', schema: arrayOf(vtnCredentialSchema) } },
       async handler(req: ApiRequest<unknown, Query>) {
-        await requireOrganization(req, req.query.organizationId);
+        await requireOrganization(pool, req.principal, req.query.organizationId);
         return { status: 200, body: await listClients(pool, 'vtn', req.query.organizationId) };
       },
     },
@@ -49,7 +44,7 @@ export function vtnCredentialRoutes(pool: Pool): RouteDef[] {
       bodyExample: { organizationId: 1, name: 'VEN gateway north', scopes: ['read_all', 'write_reports', 'write_subscriptions'] },
       responses: { 200: { description: 'The new credential and its secret', schema: vtnCredentialSchema } },
       async handler(req: ApiRequest<unknown, unknown, { organizationId: number; name: string; scopes: string[] }>) {
-        await requireOrganization(req, req.body.organizationId);
+        await requireOrganization(pool, req.principal, req.body.organizationId);
         return { status: 200, body: await createVtnCredential(pool, req.body.organizationId, req.body) };
       },
     },

@@ -11,16 +11,16 @@
 // register, 130 interrupted.
 import { once } from 'node:events';
 import fs from 'node:fs';
-import { parseArgs } from 'node:util';
 import type { Config } from '../config.ts';
 import { parseUtcTimestamp } from '../http/validation.ts';
 import { lookupSeries } from '../meter/ingest.ts';
 import { registersForRead, type RegisterForRead } from '../meter/meterStore.ts';
 import { resolutionError } from '../meter/readingsQuery.ts';
 import { cliLogger, openCliDatabase, startCli, type CliDatabase } from './cliDatabase.ts';
+import { parseToolArgs, sharedOptions, type SharedOptions } from './cliOptions.ts';
 import { exportPages } from './exportReadings.ts';
 import { Progress } from './progress.ts';
-import { RemoteApi, remoteOptions, type RemoteOptions } from './remote.ts';
+import { RemoteApi } from './remote.ts';
 import { remotePages, resolveRemoteRegisters } from './remoteExport.ts';
 import { summary } from './summary.ts';
 
@@ -46,11 +46,9 @@ const USAGE = `usage: flex-export --register REF [--register REF ...] --start IS
 type RegisterRef = { id: number } | { meter: string; register: string };
 type NamedRef = { meter: string; register: string };
 
-interface Options {
+interface Options extends SharedOptions {
   registers: RegisterRef[];
-  remote: RemoteOptions | undefined;
   organizationId: number | undefined;
-  progressIntervalMs: number;
   start: number;
   end: number;
   resolution: number;
@@ -59,21 +57,13 @@ interface Options {
 
 function readOptions(argv: string[]): Options | string {
   try {
-    const { values, positionals } = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        register: { type: 'string', multiple: true },
-        start: { type: 'string' },
-        end: { type: 'string' },
-        resolution: { type: 'string' },
-        output: { type: 'string', short: 'o' },
-        'progress-interval': { type: 'string' },
-        url: { type: 'string' },
-        token: { type: 'string' },
-        organization: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
+    const { values, positionals } = parseToolArgs(argv, {
+      register: { type: 'string', multiple: true },
+      start: { type: 'string' },
+      end: { type: 'string' },
+      resolution: { type: 'string' },
+      output: { type: 'string', short: 'o' },
+      organization: { type: 'string' },
     });
     if (values.help) return '';
     if (positionals.length > 0) return `unexpected argument ${JSON.stringify(positionals[0])}`;
@@ -86,13 +76,11 @@ function readOptions(argv: string[]): Options | string {
       else if (/^\d+$/.test(ref) && Number(ref) >= 1 && Number(ref) <= 2 ** 31 - 1) registers.push({ id: Number(ref) });
       else return `--register must be a numeric register id or METER/REGISTER (externalIds of the meter and its register), got ${JSON.stringify(ref)}`;
     }
-    const remote = remoteOptions(values.url, values.token);
-    if (typeof remote === 'string') return remote;
+    const shared = sharedOptions(values);
+    if (typeof shared === 'string') return shared;
     const organization = values.organization;
-    if (organization !== undefined && !remote) return '--organization is for remote mode (--url)';
+    if (organization !== undefined && !shared.remote) return '--organization is for remote mode (--url)';
     if (organization !== undefined && !/^\d+$/.test(organization)) return `--organization must be a numeric organization id, got ${JSON.stringify(organization)}`;
-    const interval = Number(values['progress-interval'] ?? '5');
-    if (!Number.isFinite(interval) || interval <= 0) return `--progress-interval must be a positive number of seconds, got ${JSON.stringify(values['progress-interval'])}`;
     if (!values.start || !values.end) return '--start and --end are required';
     const start = parseUtcTimestamp(values.start);
     const end = parseUtcTimestamp(values.end);
@@ -104,10 +92,9 @@ function readOptions(argv: string[]): Options | string {
     const badResolution = resolutionError(resolution);
     if (badResolution) return `--${badResolution}`;
     return {
+      ...shared,
       registers,
-      remote,
       organizationId: organization === undefined ? undefined : Number(organization),
-      progressIntervalMs: interval * 1000,
       start,
       end,
       resolution,

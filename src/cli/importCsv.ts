@@ -5,13 +5,13 @@
 // Progress and the summary on stderr (stdout stays empty), rejected rows in the reject file.
 // Exit codes: 0 done (some rows may be rejected), 1 the import could not run to the end, 2 bad
 // usage or configuration, 3 every row rejected, 130 interrupted.
-import { parseArgs } from 'node:util';
 import { cliLogger, openCliDatabase, startCli, type CliDatabase } from './cliDatabase.ts';
+import { parseToolArgs, positiveNumber, sharedOptions, type SharedOptions } from './cliOptions.ts';
 import { openCsvInput, type CsvInput } from './csvInput.ts';
 import { ImportError, runImport, type ImportStats } from './importer.ts';
 import { Progress, formatBytes } from './progress.ts';
 import { RejectFile } from './rejectFile.ts';
-import { RemoteApi, remoteOptions, type RemoteOptions } from './remote.ts';
+import { RemoteApi } from './remote.ts';
 import { runRemoteImport } from './remoteImport.ts';
 import { summary } from './summary.ts';
 
@@ -30,51 +30,30 @@ const USAGE = `usage: flex-import FILE.csv[.gz] [--reject-file PATH] [--batch-ro
 const DEFAULT_BATCH_ROWS = 100_000;
 const MAX_BATCH_ROWS = 5_000_000;
 
-function positiveNumber(text: string | undefined, fallback: number, name: string, max: number, integer: boolean): number {
-  if (text === undefined) return fallback;
-  const n = Number(text);
-  if (!Number.isFinite(n) || n <= 0 || n > max || (integer && !Number.isInteger(n))) throw new Error(`${name} must be a positive ${integer ? 'integer' : 'number'} up to ${max}, got ${JSON.stringify(text)}`);
-  return n;
-}
-
 /** `data.csv` and `data.csv.gz` → `data.rejects.csv`. */
 function defaultRejectPath(file: string): string {
   return `${file.replace(/\.gz$/i, '').replace(/\.csv$/i, '')}.rejects.csv`;
 }
 
-interface Options {
+interface Options extends SharedOptions {
   file: string;
   rejectPath: string;
   batchRows: number;
-  progressIntervalMs: number;
-  remote: RemoteOptions | undefined;
 }
 
 function readOptions(argv: string[]): Options | string {
   try {
-    const { values, positionals } = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        'reject-file': { type: 'string' },
-        'batch-rows': { type: 'string' },
-        'progress-interval': { type: 'string' },
-        url: { type: 'string' },
-        token: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
+    const { values, positionals } = parseToolArgs(argv, { 'reject-file': { type: 'string' }, 'batch-rows': { type: 'string' } });
     if (values.help) return '';
     if (positionals.length !== 1) return positionals.length === 0 ? 'name the CSV file to import' : `one file at a time, got ${positionals.length}`;
     const file = positionals[0]!;
-    const remote = remoteOptions(values.url, values.token);
-    if (typeof remote === 'string') return remote;
+    const shared = sharedOptions(values);
+    if (typeof shared === 'string') return shared;
     return {
-      remote,
+      ...shared,
       file,
       rejectPath: values['reject-file'] ?? defaultRejectPath(file),
       batchRows: positiveNumber(values['batch-rows'], DEFAULT_BATCH_ROWS, '--batch-rows', MAX_BATCH_ROWS, true),
-      progressIntervalMs: positiveNumber(values['progress-interval'], 5, '--progress-interval', 86_400, false) * 1000,
     };
   } catch (err) {
     return (err as Error).message;

@@ -40,6 +40,44 @@ export interface ImportStats {
 /** The import cannot go on (the file, its header, the database); batches committed before stay stored. */
 export class ImportError extends Error {}
 
+/** The columns the header record (the splitter's current record) names, or ImportError. */
+export function readHeaderRecord(splitter: RecordSplitter, fields: Fields): ColumnIndex {
+  const { buf, start, end, line } = splitter;
+  const problem = fields.split(buf, start, end, splitter.quoted);
+  const names = Array.from({ length: Math.min(fields.count, fields.max) }, (_, k) => fields.text(buf, k));
+  const result = problem ?? (fields.count > fields.max ? readHeader([...names, '…']) : readHeader(names));
+  if (typeof result === 'string') throw new ImportError(`line ${line}: ${result}`);
+  return result;
+}
+
+/** Both imports' reading loop (this file's and remoteImport.ts's): every chunk of the input goes
+ * through the splitter and `drain` takes the complete records, with a progress update after each
+ * chunk. ImportError when interrupted, when the file has no header (`sawHeader`) or for a record
+ * the splitter refuses. `pendingRejects`: rejected rows not yet counted in `stats`. */
+export async function feedRecords(
+  o: { input: CsvInput; progress?: Progress; signal?: AbortSignal },
+  splitter: RecordSplitter,
+  stats: ImportStats,
+  drain: () => Promise<void>,
+  pendingRejects: () => number,
+  sawHeader: () => boolean,
+): Promise<void> {
+  try {
+    for await (const chunk of o.input.chunks) {
+      splitter.feed(chunk as Buffer);
+      await drain();
+      o.progress?.update({ rows: stats.rows, rejected: stats.rejected + pendingRejects(), bytesRead: o.input.bytesRead(), totalBytes: o.input.totalBytes });
+      if (o.signal?.aborted) throw new ImportError('interrupted');
+    }
+    splitter.finish();
+    await drain();
+  } catch (err) {
+    if (err instanceof CsvFormatError) throw new ImportError(err.message);
+    throw err;
+  }
+  if (!sawHeader()) throw new ImportError(`${o.input.path} is empty: the header line ${COLUMNS.join(',')} is missing`);
+}
+
 export async function runImport(o: ImportOptions, stats: ImportStats): Promise<void> {
   const splitter = new RecordSplitter();
   const fields = new Fields(COLUMNS.length);
@@ -87,7 +125,7 @@ export async function runImport(o: ImportOptions, stats: ImportStats): Promise<v
     const { buf, start, end, line } = splitter;
     if (start === end) return; // an empty line
     if (!columns) {
-      columns = header(buf, start, end, line);
+      columns = readHeaderRecord(splitter, fields);
       idsAdjacent = columns.registerId === columns.meterId + 1;
       return;
     }
@@ -116,14 +154,6 @@ export async function runImport(o: ImportOptions, stats: ImportStats): Promise<v
     batch.add(series, line, reading.timestamp, reading.value, reading.resolution, batch.needsRecord(series) ? buf.toString('utf8', start, end) : undefined);
   };
 
-  const header = (buf: Buffer, start: number, end: number, line: number): ColumnIndex => {
-    const problem = fields.split(buf, start, end, splitter.quoted);
-    const names = Array.from({ length: Math.min(fields.count, fields.max) }, (_, k) => fields.text(buf, k));
-    const result = problem ?? (fields.count > fields.max ? readHeader([...names, '…']) : readHeader(names));
-    if (typeof result === 'string') throw new ImportError(`line ${line}: ${result}`);
-    return result;
-  };
-
   const drain = async () => {
     while (splitter.next()) {
       record();
@@ -132,21 +162,12 @@ export async function runImport(o: ImportOptions, stats: ImportStats): Promise<v
   };
 
   try {
-    for await (const chunk of o.input.chunks) {
-      splitter.feed(chunk as Buffer);
-      await drain();
-      o.progress?.update({ rows: stats.rows, rejected: stats.rejected + batch.rejectCount, bytesRead: o.input.bytesRead(), totalBytes: o.input.totalBytes });
-      if (o.signal?.aborted) throw new ImportError('interrupted');
-    }
-    splitter.finish();
-    await drain();
-    if (!columns) throw new ImportError(`${o.input.path} is empty: the header line ${COLUMNS.join(',')} is missing`);
+    await feedRecords(o, splitter, stats, drain, () => batch.rejectCount, () => columns !== undefined);
     await flush();
     await finishWrite();
   } catch (err) {
     // Whatever stopped the import, let the write in flight finish so the report is exact.
     await writing?.catch(() => undefined);
-    if (err instanceof CsvFormatError) throw new ImportError(err.message);
     throw err;
   } finally {
     o.input.close();

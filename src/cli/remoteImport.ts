@@ -4,12 +4,11 @@
 // with 400 has the rows its error paths name (a meter, a register, a value) moved to the reject
 // file and is sent again without them; rows of a meter or register the server does not know are
 // rejected together. Meters and registers are named by externalId (the API's names).
-import { CsvFormatError, Fields, RecordSplitter } from './csv.ts';
+import { Fields, RecordSplitter } from './csv.ts';
 import type { CsvInput } from './csvInput.ts';
-import type { ImportStats } from './importer.ts';
-import { ImportError } from './importer.ts';
+import { feedRecords, ImportError, readHeaderRecord, type ImportStats } from './importer.ts';
 import type { Progress } from './progress.ts';
-import { COLUMNS, readHeader, readReading, type ColumnIndex, type Reading } from './readingRow.ts';
+import { COLUMNS, readReading, type ColumnIndex, type Reading } from './readingRow.ts';
 import type { Reject } from './importBatch.ts';
 import type { RejectFile } from './rejectFile.ts';
 import { RemoteError, type RemoteApi } from './remote.ts';
@@ -127,11 +126,7 @@ export async function runRemoteImport(o: RemoteImportOptions, stats: ImportStats
     if (start === end) return;
     const text = () => buf.toString('utf8', start, end);
     if (!columns) {
-      const problem = fields.split(buf, start, end, splitter.quoted);
-      const names = Array.from({ length: Math.min(fields.count, fields.max) }, (_, k) => fields.text(buf, k));
-      const result = problem ?? (fields.count > fields.max ? readHeader([...names, '…']) : readHeader(names));
-      if (typeof result === 'string') throw new ImportError(`line ${line}: ${result}`);
-      columns = result;
+      columns = readHeaderRecord(splitter, fields);
       return;
     }
     stats.rows += 1;
@@ -163,19 +158,8 @@ export async function runRemoteImport(o: RemoteImportOptions, stats: ImportStats
   };
 
   try {
-    for await (const chunk of o.input.chunks) {
-      splitter.feed(chunk as Buffer);
-      await drain();
-      o.progress?.update({ rows: stats.rows, rejected: stats.rejected + rejects.length, bytesRead: o.input.bytesRead(), totalBytes: o.input.totalBytes });
-      if (o.signal?.aborted) throw new ImportError('interrupted');
-    }
-    splitter.finish();
-    await drain();
-    if (!columns) throw new ImportError(`${o.input.path} is empty: the header line ${COLUMNS.join(',')} is missing`);
+    await feedRecords(o, splitter, stats, drain, () => rejects.length, () => columns !== undefined);
     await send();
-  } catch (err) {
-    if (err instanceof CsvFormatError) throw new ImportError(err.message);
-    throw err;
   } finally {
     o.input.close();
   }

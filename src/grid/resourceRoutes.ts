@@ -7,6 +7,7 @@ import { HttpError, badRequest, notFound } from '../http/errors.ts';
 import { arrayOf, dateTime, idParams, int32Id, nullable, objectSchema, querySchema, utcDateTime } from '../http/schemas.ts';
 import type { ApiRequest, RouteDef } from '../http/types.ts';
 import { parseUtcTimestamp } from '../http/validation.ts';
+import { virtualByRegister } from '../meter/meterStore.ts';
 import type { Pool } from '../store/database.ts';
 import type { ReadingRows, TimeSeriesStore } from '../store/timeseries/types.ts';
 import * as resources from './resourceStore.ts';
@@ -151,8 +152,8 @@ export function resourceRoutes(pool: Pool, store: TimeSeriesStore): RouteDef[] {
         const resource = await resources.getResource(pool, req.params.resourceId);
         if (!resource || resource.organizationId !== req.body.organizationId) throw notFound(`Grid resource ${req.params.resourceId}`);
         if (resource.referenceRegisterId === null) throw new HttpError('conflict', `Grid resource ${resource.id} has no referenceRegisterId to store reference readings in`);
-        const { rows } = await pool.query<{ is_virtual: boolean }>('SELECT is_virtual FROM registers WHERE id = $1', [resource.referenceRegisterId]);
-        if (rows[0]?.is_virtual) throw new HttpError('conflict', `The reference register ${resource.referenceRegisterId} is virtual: its readings are computed`);
+        const virtual = await virtualByRegister(pool, [resource.referenceRegisterId]);
+        if (virtual.get(resource.referenceRegisterId)) throw new HttpError('conflict', `The reference register ${resource.referenceRegisterId} is virtual: its readings are computed`);
         await store.write({ rows: referenceRows(resource.referenceRegisterId, req.body.readings) });
         return { status: 204 };
       },

@@ -1,5 +1,6 @@
 // SQL for grid resources. Rows come back shaped as the interface's Grid resource.
 import { badRequest, type FieldError } from '../http/errors.ts';
+import { virtualByRegister } from '../meter/meterStore.ts';
 import { rowReader, type Queryable } from '../store/database.ts';
 
 export interface Pod {
@@ -88,8 +89,7 @@ export async function checkResourceInput(db: Queryable, input: GridResourceInput
   const { rows: org } = await db.query('SELECT 1 FROM organizations WHERE id = $1', [input.organizationId]);
   if (org.length === 0) errors.push({ path: 'organizationId', message: `organization ${input.organizationId} does not exist` });
   const ids = [input.actualRegisterId, input.referenceRegisterId].filter((x): x is number => x !== null);
-  const { rows } = await db.query<{ id: number; is_virtual: boolean }>('SELECT id, is_virtual FROM registers WHERE id = ANY($1::int[])', [ids]);
-  const known = new Map(rows.map((r) => [r.id, r.is_virtual]));
+  const known = await virtualByRegister(db, ids);
   if (input.actualRegisterId !== null && !known.has(input.actualRegisterId)) errors.push({ path: 'actualRegisterId', message: `register ${input.actualRegisterId} does not exist` });
   if (input.actualRegisterId !== null && known.get(input.actualRegisterId)) errors.push({ path: 'actualRegisterId', message: 'must be a register with measured readings, not a virtual one' });
   if (input.referenceRegisterId !== null && !known.has(input.referenceRegisterId)) errors.push({ path: 'referenceRegisterId', message: `register ${input.referenceRegisterId} does not exist` });

@@ -1,7 +1,7 @@
 // Market zones and substations: the admin API, GET /api/grid/zone and
 // GET /api/grid/zone/{marketZoneId}/participants.
 import { TIME_RESOLUTIONS, codeSchema } from '../codes.ts';
-import { crudRoutes } from '../http/crudRoutes.ts';
+import { crudRoutes, storeOperations } from '../http/crudRoutes.ts';
 import { HttpError, notFound } from '../http/errors.ts';
 import { arrayOf, dateTime, idParams, int32Id, objectSchema, querySchema } from '../http/schemas.ts';
 import type { ApiRequest, RouteDef } from '../http/types.ts';
@@ -106,11 +106,7 @@ export function zoneRoutes(pool: Pool): RouteDef[] {
       object: substationSchema,
       input: substationInput,
       example: { organizationId: 1, marketZoneId: 1, name: 'Substation Nord', impacts: [{ resourceId: 7, factor: 0.8 }] },
-      list: (page) => zones.listSubstations(pool, page),
-      get: (id) => zones.getSubstation(pool, id),
-      create: (input) => zones.createSubstation(pool, input),
-      update: (id, input) => zones.updateSubstation(pool, id, input),
-      remove: (id) => zones.deleteSubstation(pool, id),
+      ...storeOperations(pool, { list: zones.listSubstations, get: zones.getSubstation, create: zones.createSubstation, update: zones.updateSubstation, remove: zones.deleteSubstation }),
     }),
     {
       method: 'GET',

@@ -27,6 +27,26 @@ export interface CrudSpec<T, I> {
   remove(id: number): Promise<boolean>;
 }
 
+/** A store module's five functions, each taking the database first (`identity.listRoles(pool, page)`). */
+export interface CrudStore<D, T, I> {
+  list(db: D, page: { limit: number; offset: number }): Promise<Page<T>>;
+  get(db: D, id: number): Promise<T | undefined>;
+  create(db: D, input: I): Promise<T>;
+  update(db: D, id: number, input: I): Promise<T | undefined>;
+  remove(db: D, id: number): Promise<boolean>;
+}
+
+/** The storage functions of a CrudSpec, taken from a store module and bound to the database. */
+export function storeOperations<D, T, I>(db: D, store: CrudStore<D, T, I>): Pick<CrudSpec<T, I>, 'list' | 'get' | 'create' | 'update' | 'remove'> {
+  return {
+    list: (page) => store.list(db, page),
+    get: (id) => store.get(db, id),
+    create: (input) => store.create(db, input),
+    update: (id, input) => store.update(db, id, input),
+    remove: (id) => store.remove(db, id),
+  };
+}
+
 export function crudRoutes<T, I>(spec: CrudSpec<T, I>): RouteDef[] {
   const { basePath, noun, tag, auth } = spec;
   const itemPath = `${basePath}/:id`;

@@ -1,5 +1,5 @@
 // GET /api/meter, and the admin API for meters, registers and baseline event days.
-import { crudRoutes } from '../http/crudRoutes.ts';
+import { crudRoutes, storeOperations } from '../http/crudRoutes.ts';
 import { notFound } from '../http/errors.ts';
 import { idParams, int32Id, querySchema } from '../http/schemas.ts';
 import type { ApiRequest, AuthRequirement, RouteDef } from '../http/types.ts';
@@ -34,11 +34,7 @@ export function meterRoutes(pool: Pool, store: TimeSeriesStore): RouteDef[] {
       object: meterSchema,
       input: meterInput,
       example: { externalId: 'MTR-000123', name: 'Substation Nord main meter', type: 1, longitude: '10.7522', latitude: '59.9139', organizationsIds: [1] },
-      list: (page) => meters.listMeters(pool, page),
-      get: (id) => meters.getMeter(pool, id),
-      create: (input) => meters.createMeter(pool, input),
-      update: (id, input) => meters.updateMeter(pool, id, input),
-      remove: (id) => meters.deleteMeter(pool, id),
+      ...storeOperations(pool, { list: meters.listMeters, get: meters.getMeter, create: meters.createMeter, update: meters.updateMeter, remove: meters.deleteMeter }),
     }),
     ...crudRoutes<meters.Register, meters.RegisterInput>({
       basePath: '/api/admin/registers',

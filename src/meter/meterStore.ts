@@ -2,46 +2,11 @@
 // Rows come back shaped as API objects.
 import { HttpError, badRequest, conflict } from '../http/errors.ts';
 import { rowReader, withTransaction, type Pool, type PoolClient, type Queryable } from '../store/database.ts';
+import type { Meter, Register, VirtualDefinition } from './meterTypes.ts';
 
-export interface Meter {
-  id: number;
-  externalId: string;
-  name: string;
-  type: number;
-  longitude: string | null;
-  latitude: string | null;
-  organizationsIds: number[];
-}
+export type { Meter, Register, VirtualDefinition };
 
 export type MeterInput = Omit<Meter, 'id'>;
-
-export interface VirtualDefinition {
-  id: number;
-  calculationType: number;
-  baselineAlgorithmType: number | null;
-  timeZone: string | null;
-  constant: number | null;
-  sumPreviousValues: boolean;
-  expression: string | null;
-  timeOfDay: string | null;
-  sourceRegisters: number[];
-}
-
-export interface Register {
-  id: number;
-  externalId: string;
-  name: string;
-  type: number;
-  measurementType: number;
-  measurementPrefix: number;
-  defaultResolution: number;
-  updateFrequency: number;
-  isVirtual: boolean;
-  meterId: number;
-  timeZone: string;
-  virtualDefinition: VirtualDefinition | null;
-}
-
 export type VirtualDefinitionInput = Omit<VirtualDefinition, 'id'>;
 export type RegisterInput = Omit<Register, 'id' | 'virtualDefinition'> & { virtualDefinition: VirtualDefinitionInput | null };
 
@@ -143,6 +108,13 @@ export const getRegister = registersReader.get;
 export async function registersForRead(db: Queryable, ids: readonly number[]): Promise<RegisterForRead[]> {
   const { rows } = await db.query<RegisterForRead>(`SELECT ${REGISTER_COLUMNS}, v.expression_ast AS "expressionAst" FROM ${REGISTER_FROM} WHERE r.id = ANY($1::int[])`, [ids]);
   return rows;
+}
+
+/** Whether each of the registers is virtual (computed on read), for the domains that refer to
+ * registers; ids of no register are absent. */
+export async function virtualByRegister(db: Queryable, ids: readonly number[]): Promise<Map<number, boolean>> {
+  const { rows } = await db.query<{ id: number; is_virtual: boolean }>('SELECT id, is_virtual FROM registers WHERE id = ANY($1::int[])', [ids]);
+  return new Map(rows.map((r) => [r.id, r.is_virtual]));
 }
 
 /** registersForRead, each with whether its meter is shared with the organization (one query). */

@@ -2,7 +2,7 @@
 // clearing on demand.
 import { notFound } from '../http/errors.ts';
 import { arrayOf, idParams, int32Id, querySchema, utcDateTime } from '../http/schemas.ts';
-import type { ApiRequest, AuthRequirement, RouteDef } from '../http/types.ts';
+import type { ApiRequest, AuthRequirement, JsonSchema, RouteDef } from '../http/types.ts';
 import { parseUtcTimestamp } from '../http/validation.ts';
 import type { Pool } from '../store/database.ts';
 import { clearNow } from './clearing.ts';
@@ -22,38 +22,33 @@ function onBehalf(routes: RouteDef[], method: RouteDef['method'], path: string, 
   return { ...route, path: adminPath, summary, auth: ADMIN, tags: TAGS };
 }
 
+type Period = { marketZoneId?: number; start: number; end: number };
+
+/** GET /api/admin/orders/<kind>: the orders of every organization overlapping a period. */
+function ordersOverlapping(kind: 'flexibility' | 'availability', schema: JsonSchema, list: (period: Period) => Promise<unknown[]>): RouteDef {
+  return {
+    method: 'GET',
+    path: `/api/admin/orders/${kind}`,
+    summary: `Every ${kind} order overlapping a period`,
+    tags: TAGS,
+    auth: ADMIN,
+    query: listQuery,
+    responses: { 200: { description: 'The orders', schema: arrayOf(schema) } },
+    handler: async (req: ApiRequest<unknown, ListQuery>) => ({
+      status: 200,
+      body: await list({ marketZoneId: req.query.marketZoneId, start: parseUtcTimestamp(req.query.start)!, end: parseUtcTimestamp(req.query.end)! }),
+    }),
+  };
+}
+
 export function productAdminRoutes(pool: Pool): RouteDef[] {
   const product = productRoutes(pool);
   return [
     onBehalf(product, 'POST', '/api/product/order/flexibility', '/api/admin/orders/flexibility', 'Create a flexibility order on behalf of an organization'),
     onBehalf(product, 'POST', '/api/product/order/flexibility/:orderId/acceptance', '/api/admin/orders/flexibility/:orderId/acceptance', 'Accept a flexibility order on behalf of a provider'),
     onBehalf(product, 'POST', '/api/product/order/availability', '/api/admin/orders/availability', 'Create an availability order on behalf of an organization'),
-    {
-      method: 'GET',
-      path: '/api/admin/orders/flexibility',
-      summary: 'Every flexibility order overlapping a period',
-      tags: TAGS,
-      auth: ADMIN,
-      query: listQuery,
-      responses: { 200: { description: 'The orders', schema: arrayOf(flexibilityOrderSchema) } },
-      handler: async (req: ApiRequest<unknown, ListQuery>) => ({
-        status: 200,
-        body: await orders.listFlexibilityOrders(pool, { organizationId: null, marketZoneId: req.query.marketZoneId, start: parseUtcTimestamp(req.query.start)!, end: parseUtcTimestamp(req.query.end)! }),
-      }),
-    },
-    {
-      method: 'GET',
-      path: '/api/admin/orders/availability',
-      summary: 'Every availability order overlapping a period',
-      tags: TAGS,
-      auth: ADMIN,
-      query: listQuery,
-      responses: { 200: { description: 'The orders', schema: arrayOf(availabilityOrderSchema) } },
-      handler: async (req: ApiRequest<unknown, ListQuery>) => ({
-        status: 200,
-        body: await orders.listAvailabilityOrders(pool, { marketZoneId: req.query.marketZoneId, start: parseUtcTimestamp(req.query.start)!, end: parseUtcTimestamp(req.query.end)! }),
-      }),
-    },
+    ordersOverlapping('flexibility', flexibilityOrderSchema, (period) => orders.listFlexibilityOrders(pool, { organizationId: null, ...period })),
+    ordersOverlapping('availability', availabilityOrderSchema, (period) => orders.listAvailabilityOrders(pool, period)),
     {
       method: 'POST',
       path: '/api/admin/orders/availability/:orderId/clear',

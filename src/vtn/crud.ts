@@ -6,8 +6,9 @@ import type { VtnScope } from '../auth/catalogue.ts';
 import { notFound } from '../http/errors.ts';
 import { arrayOf, objectSchema } from '../http/schemas.ts';
 import type { ApiRequest, JsonSchema, RouteDef } from '../http/types.ts';
+import type { Queryable } from '../store/database.ts';
 import { vtnAuth, vtnCaller, type VtnCaller } from './access.ts';
-import { jsonReply, TAG_PREFIX } from './context.ts';
+import { jsonReply, TAG_PREFIX, type VtnDeps } from './context.ts';
 import type { CacheGroup, ReadCache } from './readCache.ts';
 import { objectId } from './schemas.ts';
 
@@ -37,6 +38,28 @@ export interface CollectionSpec<Q, B> {
   get(caller: VtnCaller, id: string, params: Params): Promise<string | undefined>;
   update(caller: VtnCaller, id: string, body: B, params: Params): Promise<string | undefined>;
   remove(caller: VtnCaller, id: string, params: Params): Promise<string | undefined>;
+}
+
+/** The storage functions of a top-level kind as its `<kind>s.ts` module exports them: reads take
+ * a connection, writes take the VTN's deps (they record notifications and clear the read cache). */
+export interface KindStore<Q, B> {
+  list(db: Queryable, caller: VtnCaller, query: Q): Promise<string>;
+  create(deps: VtnDeps, caller: VtnCaller, body: B): Promise<string>;
+  get(db: Queryable, caller: VtnCaller, id: string): Promise<string | undefined>;
+  update(deps: VtnDeps, caller: VtnCaller, id: string, body: B): Promise<string | undefined>;
+  remove(deps: VtnDeps, caller: VtnCaller, id: string): Promise<string | undefined>;
+}
+
+/** The read cache and the five operations of a top-level collection, bound to the VTN's deps. */
+export function kindOperations<Q, B>(deps: VtnDeps, store: KindStore<Q, B>): Pick<CollectionSpec<Q, B>, 'cache' | 'list' | 'create' | 'get' | 'update' | 'remove'> {
+  return {
+    cache: deps.cache,
+    list: (caller, q) => store.list(deps.pool, caller, q),
+    create: (caller, body) => store.create(deps, caller, body),
+    get: (caller, id) => store.get(deps.pool, caller, id),
+    update: (caller, id, body) => store.update(deps, caller, id, body),
+    remove: (caller, id) => store.remove(deps, caller, id),
+  };
 }
 
 export function collectionRoutes<Q, B>(spec: CollectionSpec<Q, B>): RouteDef[] {

@@ -3,7 +3,7 @@ import { querySchema } from '../http/schemas.ts';
 import type { RouteDef } from '../http/types.ts';
 import { SCOPES } from './access.ts';
 import { pageQuery, targetQuery, VTN, windowQuery, type VtnDeps } from './context.ts';
-import { collectionRoutes } from './crud.ts';
+import { collectionRoutes, kindOperations } from './crud.ts';
 import { createEvent, deleteEvent, getEvent, listEvents, updateEvent, type EventBody, type EventQuery } from './events.ts';
 import { eventSchema, objectId } from './schemas.ts';
 
@@ -28,16 +28,11 @@ export function eventRoutes(deps: VtnDeps): RouteDef[] {
     query: querySchema({ programID: { ...objectId, description: 'Keep events of this program.' }, ...targetQuery, ...pageQuery, ...windowQuery }),
     readScopes: SCOPES.readEvents,
     writeScopes: SCOPES.writeEvents,
-    cache: deps.cache,
     readsFrom: (caller) => (caller.ven ? ['EVENT', 'VEN'] : ['EVENT']),
+    ...kindOperations(deps, { list: listEvents, create: createEvent, get: getEvent, update: updateEvent, remove: deleteEvent }),
     notes: {
       list: 'By priority (lower first, none last), then creation. x-start/x-end keep events whose span (docs/vtn.md) overlaps the window. VEN clients see untargeted events and those targeting one of their VENs.',
       create: 'programID must name an existing program (400).',
     },
-    list: (caller, q) => listEvents(deps.pool, caller, q),
-    create: (caller, body) => createEvent(deps, caller, body),
-    get: (caller, id) => getEvent(deps.pool, caller, id),
-    update: (caller, id, body) => updateEvent(deps, caller, id, body),
-    remove: (caller, id) => deleteEvent(deps, caller, id),
   });
 }

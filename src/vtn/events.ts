@@ -4,10 +4,10 @@
 import { badRequest } from '../http/errors.ts';
 import type { Queryable } from '../store/database.ts';
 import type { VtnCaller } from './access.ts';
-import { mutate, targetFilter, timeWindow, type PageParams, type TargetParams, type VtnDeps, type WindowParams } from './context.ts';
-import { deleteRow, findObject, insertRow, updateRow, visibleTo } from './objects.ts';
+import { mutate, timeWindow, type PageParams, type TargetParams, type VtnDeps, type WindowParams } from './context.ts';
+import { deleteRow, findObject, insertRow, listWhere, restrictTo, updateRow } from './objects.ts';
 import type { Change } from './outbox.ts';
-import { documentOf, listDocuments, newObjectId, nextModification, Where } from './sql.ts';
+import { documentOf, listDocuments, newStamp, replacedStamp, Where } from './sql.ts';
 import { targetKeys, type ValuesMap } from './targets.ts';
 import { spanColumns, spanOf, type Period } from './timeSpan.ts';
 
@@ -34,15 +34,10 @@ export function addWindow(w: Where, q: WindowParams): void {
 }
 
 export function listEvents(db: Queryable, caller: VtnCaller, q: EventQuery): Promise<string> {
-  const keys = targetFilter(q);
-  const w = new Where();
-  w.add(`t.organization_id = ${w.param(caller.organizationId)}`);
+  const w = listWhere(caller, q);
   if (q.programID !== undefined) w.add(`t.program_id = ${w.param(q.programID)}`);
-  if (keys) w.add(`t.target_keys && ${w.param(keys)}::text[]`);
   addWindow(w, q);
-  const visible = visibleTo(caller, 'targeted', w);
-  if (visible) w.add(visible);
-  return listDocuments(db, TABLE, w, ORDER, q);
+  return listDocuments(db, TABLE, restrictTo(w, caller, 'targeted'), ORDER, q);
 }
 
 export async function getEvent(db: Queryable, caller: VtnCaller, id: string): Promise<string | undefined> {
@@ -80,12 +75,11 @@ function columns(body: EventBody, doc: string, ext: Ext) {
 }
 
 export async function createEvent(deps: VtnDeps, caller: VtnCaller, body: EventBody, ext?: Ext): Promise<string> {
-  const now = new Date().toISOString();
-  const stamp = { id: newObjectId(), createdDateTime: now, modificationDateTime: now };
+  const stamp = newStamp();
   const doc = JSON.stringify(documentOf('EVENT', stamp, body));
   try {
     return await mutate(deps, async (tx) => {
-      await insertRow(tx, TABLE, { organization_id: caller.organizationId, id: stamp.id, created_at: now, modified_at: now, ...columns(body, doc, ext) });
+      await insertRow(tx, TABLE, caller, stamp, columns(body, doc, ext));
       return { result: doc, changes: [change(caller, 'POST', stamp.id, doc, body, ext)] };
     });
   } catch (err) {
@@ -98,9 +92,9 @@ export async function updateEvent(deps: VtnDeps, caller: VtnCaller, id: string, 
     return await mutate(deps, async (tx) => {
       const found = await findObject(tx, TABLE, caller, id, { visibility: 'targeted', forUpdate: true, columns: 't.ext' });
       if (!found) return { result: undefined, changes: [] };
-      const stamp = { id, createdDateTime: found.createdDateTime, modificationDateTime: nextModification(found.modificationDateTime) };
+      const stamp = replacedStamp(id, found);
       const doc = JSON.stringify(documentOf('EVENT', stamp, body));
-      await updateRow(tx, TABLE, caller.organizationId, id, { modified_at: stamp.modificationDateTime, ...columns(body, doc, ext) });
+      await updateRow(tx, TABLE, caller, stamp, columns(body, doc, ext));
       return { result: doc, changes: [change(caller, 'PUT', id, doc, body, ext === undefined ? (found.ext as Ext) : ext)] };
     });
   } catch (err) {

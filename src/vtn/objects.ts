@@ -3,7 +3,8 @@
 // a VEN client to its own objects and to what targets it.
 import type { Queryable } from '../store/database.ts';
 import type { VtnCaller } from './access.ts';
-import { query, Where } from './sql.ts';
+import { targetFilter, type TargetParams } from './context.ts';
+import { query, Where, type Stamp } from './sql.ts';
 import { venReachSql } from './targets.ts';
 
 export type Visibility = 'targeted' | 'owned' | 'ven' | 'resource';
@@ -44,13 +45,29 @@ export interface FindOptions {
   docExpression?: string;
 }
 
+/** The conditions every listing starts from: the caller's organization and, when the query has
+ * one, its target filter (a bad one is a 400 before any SQL). */
+export function listWhere(caller: VtnCaller, targets?: TargetParams): Where {
+  const keys = targets && targetFilter(targets);
+  const w = new Where();
+  w.add(`t.organization_id = ${w.param(caller.organizationId)}`);
+  if (keys) w.add(`t.target_keys && ${w.param(keys)}::text[]`);
+  return w;
+}
+
+/** Adds what a VEN client may see of the kind (nothing for business-logic clients). */
+export function restrictTo(w: Where, caller: VtnCaller, visibility: Visibility): Where {
+  const visible = visibleTo(caller, visibility, w);
+  if (visible) w.add(visible);
+  return w;
+}
+
 /** One object of the caller's VTN that the caller may see, or undefined (→ 404). */
 export async function findObject(db: Queryable, table: string, caller: VtnCaller, id: string, options: FindOptions): Promise<FoundRow | undefined> {
   const w = new Where();
   w.add(`t.organization_id = ${w.param(caller.organizationId)}`).add(`t.id = ${w.param(id)}`);
   options.where?.(w);
-  const visible = visibleTo(caller, options.visibility, w);
-  if (visible) w.add(visible);
+  restrictTo(w, caller, options.visibility);
   const columns = options.columns ? `, ${options.columns}` : '';
   const rows = await query<FoundRow>(
     db,
@@ -61,16 +78,20 @@ export async function findObject(db: Queryable, table: string, caller: VtnCaller
   return rows[0];
 }
 
-export async function insertRow(tx: Queryable, table: string, columns: Record<string, unknown>): Promise<void> {
+/** A new object's row: the kind's columns with the caller's organization and the stamp's id and times. */
+export async function insertRow(tx: Queryable, table: string, caller: VtnCaller, stamp: Stamp, kindColumns: Record<string, unknown>): Promise<void> {
+  const columns = { organization_id: caller.organizationId, id: stamp.id, created_at: stamp.createdDateTime, modified_at: stamp.modificationDateTime, ...kindColumns };
   const names = Object.keys(columns);
   const text = `INSERT INTO ${table} (${names.join(', ')}) VALUES (${names.map((_, i) => `$${i + 1}`).join(', ')})`;
   await query(tx, text, Object.values(columns));
 }
 
-export async function updateRow(tx: Queryable, table: string, organizationId: number, id: string, columns: Record<string, unknown>): Promise<void> {
+/** A replaced object's row: the kind's columns and the stamp's modification time. */
+export async function updateRow(tx: Queryable, table: string, caller: VtnCaller, stamp: Stamp, kindColumns: Record<string, unknown>): Promise<void> {
+  const columns = { ...kindColumns, modified_at: stamp.modificationDateTime };
   const names = Object.keys(columns);
   const text = `UPDATE ${table} SET ${names.map((n, i) => `${n} = $${i + 3}`).join(', ')} WHERE organization_id = $1 AND id = $2`;
-  await query(tx, text, [organizationId, id, ...Object.values(columns)]);
+  await query(tx, text, [caller.organizationId, stamp.id, ...Object.values(columns)]);
 }
 
 export async function deleteRow(tx: Queryable, table: string, organizationId: number, id: string): Promise<void> {

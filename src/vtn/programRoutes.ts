@@ -3,7 +3,7 @@ import { querySchema } from '../http/schemas.ts';
 import type { RouteDef } from '../http/types.ts';
 import { SCOPES } from './access.ts';
 import { pageQuery, targetQuery, VTN, type VtnDeps } from './context.ts';
-import { collectionRoutes } from './crud.ts';
+import { collectionRoutes, kindOperations } from './crud.ts';
 import { createProgram, deleteProgram, getProgram, listPrograms, updateProgram, type ProgramBody, type ProgramQuery } from './programs.ts';
 import { programSchema } from './schemas.ts';
 
@@ -25,18 +25,13 @@ export function programRoutes(deps: VtnDeps): RouteDef[] {
     query: querySchema({ ...targetQuery, ...pageQuery }),
     readScopes: SCOPES.readPrograms,
     writeScopes: SCOPES.writePrograms,
-    cache: deps.cache,
     readsFrom: (caller) => (caller.ven ? ['PROGRAM', 'VEN'] : ['PROGRAM']),
+    ...kindOperations(deps, { list: listPrograms, create: createProgram, get: getProgram, update: updateProgram, remove: deleteProgram }),
     notes: {
       list: 'In creation order. VEN clients see untargeted programs and those targeting one of their VENs.',
       create: 'programName is required and unique within the VTN (409).',
       update: 'Replaces the program; programName stays unique (409).',
       remove: '409 while the program has events (they are not deleted with it).',
     },
-    list: (caller, q) => listPrograms(deps.pool, caller, q),
-    create: (caller, body) => createProgram(deps, caller, body),
-    get: (caller, id) => getProgram(deps.pool, caller, id),
-    update: (caller, id, body) => updateProgram(deps, caller, id, body),
-    remove: (caller, id) => deleteProgram(deps, caller, id),
   });
 }

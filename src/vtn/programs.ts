@@ -3,10 +3,10 @@
 import { conflict } from '../http/errors.ts';
 import type { Queryable } from '../store/database.ts';
 import type { VtnCaller } from './access.ts';
-import { mutate, targetFilter, type PageParams, type TargetParams, type VtnDeps } from './context.ts';
-import { deleteRow, findObject, insertRow, updateRow, visibleTo } from './objects.ts';
+import { mutate, type PageParams, type TargetParams, type VtnDeps } from './context.ts';
+import { deleteRow, findObject, insertRow, listWhere, restrictTo, updateRow } from './objects.ts';
 import type { Change } from './outbox.ts';
-import { documentOf, listDocuments, newObjectId, nextModification, query, violatedUnique, Where } from './sql.ts';
+import { documentOf, listDocuments, newStamp, query, replacedStamp, violatedUnique } from './sql.ts';
 import type { Ext } from './events.ts';
 import { targetKeys, type ValuesMap } from './targets.ts';
 
@@ -21,13 +21,7 @@ export interface ProgramBody {
 export type ProgramQuery = PageParams & TargetParams;
 
 export function listPrograms(db: Queryable, caller: VtnCaller, q: ProgramQuery): Promise<string> {
-  const keys = targetFilter(q);
-  const w = new Where();
-  w.add(`t.organization_id = ${w.param(caller.organizationId)}`);
-  if (keys) w.add(`t.target_keys && ${w.param(keys)}::text[]`);
-  const visible = visibleTo(caller, 'targeted', w);
-  if (visible) w.add(visible);
-  return listDocuments(db, TABLE, w, ['seq'], q);
+  return listDocuments(db, TABLE, restrictTo(listWhere(caller, q), caller, 'targeted'), ['seq'], q);
 }
 
 export async function getProgram(db: Queryable, caller: VtnCaller, id: string): Promise<string | undefined> {
@@ -51,18 +45,13 @@ function nameTaken(err: unknown, name: string): unknown {
 }
 
 export async function createProgram(deps: VtnDeps, caller: VtnCaller, body: ProgramBody, ext?: Ext): Promise<string> {
-  const now = new Date().toISOString();
-  const stamp = { id: newObjectId(), createdDateTime: now, modificationDateTime: now };
+  const stamp = newStamp();
   const doc = JSON.stringify(documentOf('PROGRAM', stamp, body));
   try {
     return await mutate(deps, async (tx) => {
-      await insertRow(tx, TABLE, {
-        organization_id: caller.organizationId,
-        id: stamp.id,
+      await insertRow(tx, TABLE, caller, stamp, {
         program_name: body.programName,
         target_keys: targetKeys(body.targets),
-        created_at: now,
-        modified_at: now,
         doc,
         ...extColumn(ext),
       });
@@ -78,12 +67,11 @@ export async function updateProgram(deps: VtnDeps, caller: VtnCaller, id: string
     return await mutate(deps, async (tx) => {
       const found = await findObject(tx, TABLE, caller, id, { visibility: 'targeted', forUpdate: true, columns: 't.ext' });
       if (!found) return { result: undefined, changes: [] };
-      const stamp = { id, createdDateTime: found.createdDateTime, modificationDateTime: nextModification(found.modificationDateTime) };
+      const stamp = replacedStamp(id, found);
       const doc = JSON.stringify(documentOf('PROGRAM', stamp, body));
-      await updateRow(tx, TABLE, caller.organizationId, id, {
+      await updateRow(tx, TABLE, caller, stamp, {
         program_name: body.programName,
         target_keys: targetKeys(body.targets),
-        modified_at: stamp.modificationDateTime,
         doc,
         ...extColumn(ext),
       });

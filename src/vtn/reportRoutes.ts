@@ -3,7 +3,7 @@ import { querySchema } from '../http/schemas.ts';
 import type { RouteDef } from '../http/types.ts';
 import { SCOPES } from './access.ts';
 import { pageQuery, VTN, windowQuery, type VtnDeps } from './context.ts';
-import { collectionRoutes } from './crud.ts';
+import { collectionRoutes, kindOperations } from './crud.ts';
 import { createReport, deleteReport, getReport, listReports, updateReport, type ReportBody, type ReportQuery } from './reports.ts';
 import { name128, objectId, reportSchema } from './schemas.ts';
 
@@ -35,16 +35,11 @@ export function reportRoutes(deps: VtnDeps): RouteDef[] {
     }),
     readScopes: SCOPES.readReports,
     writeScopes: SCOPES.writeReports,
-    cache: deps.cache,
     readsFrom: () => ['REPORT'],
+    ...kindOperations(deps, { list: listReports, create: createReport, get: getReport, update: updateReport, remove: deleteReport }),
     notes: {
       list: 'In creation order. x-start/x-end keep reports whose span (the hull of their resources’ intervals, docs/vtn.md) overlaps the window. VEN clients see only the reports they created.',
       create: 'programID and eventID must name an existing program and an event of that program (400).',
     },
-    list: (caller, q) => listReports(deps.pool, caller, q),
-    create: (caller, body) => createReport(deps, caller, body),
-    get: (caller, id) => getReport(deps.pool, caller, id),
-    update: (caller, id, body) => updateReport(deps, caller, id, body),
-    remove: (caller, id) => deleteReport(deps, caller, id),
   });
 }

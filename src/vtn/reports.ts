@@ -7,10 +7,10 @@ import type { Queryable } from '../store/database.ts';
 import type { VtnCaller } from './access.ts';
 import { mutate, type PageParams, type VtnDeps, type WindowParams } from './context.ts';
 import { addWindow, findEventProgram } from './events.ts';
-import { deleteRow, findObject, insertRow, updateRow, visibleTo } from './objects.ts';
+import { deleteRow, findObject, insertRow, listWhere, restrictTo, updateRow } from './objects.ts';
 import type { Change } from './outbox.ts';
 import { programVisible } from './programs.ts';
-import { documentOf, listDocuments, newObjectId, nextModification, Where } from './sql.ts';
+import { documentOf, listDocuments, newStamp, replacedStamp } from './sql.ts';
 import { reportSpan, spanColumns, type Period } from './timeSpan.ts';
 
 const TABLE = 'vtn_reports';
@@ -26,15 +26,12 @@ export interface ReportBody {
 export type ReportQuery = PageParams & WindowParams & { programID?: string; eventID?: string; clientName?: string };
 
 export function listReports(db: Queryable, caller: VtnCaller, q: ReportQuery): Promise<string> {
-  const w = new Where();
-  w.add(`t.organization_id = ${w.param(caller.organizationId)}`);
+  const w = listWhere(caller);
   if (q.programID !== undefined) w.add(`t.program_id = ${w.param(q.programID)}`);
   if (q.eventID !== undefined) w.add(`t.event_id = ${w.param(q.eventID)}`);
   if (q.clientName !== undefined) w.add(`t.client_name = ${w.param(q.clientName)}`);
   addWindow(w, q);
-  const visible = visibleTo(caller, 'owned', w);
-  if (visible) w.add(visible);
-  return listDocuments(db, TABLE, w, ['seq'], q);
+  return listDocuments(db, TABLE, restrictTo(w, caller, 'owned'), ['seq'], q);
 }
 
 export async function getReport(db: Queryable, caller: VtnCaller, id: string): Promise<string | undefined> {
@@ -62,12 +59,11 @@ function columns(body: ReportBody, doc: string) {
 }
 
 export async function createReport(deps: VtnDeps, caller: VtnCaller, body: ReportBody): Promise<string> {
-  const now = new Date().toISOString();
-  const stamp = { id: newObjectId(), createdDateTime: now, modificationDateTime: now };
+  const stamp = newStamp();
   const doc = JSON.stringify(documentOf('REPORT', stamp, body));
   return mutate(deps, async (tx) => {
     await checkReferences(tx, caller, body);
-    await insertRow(tx, TABLE, { organization_id: caller.organizationId, id: stamp.id, owner_client_id: caller.clientId, created_at: now, modified_at: now, ...columns(body, doc) });
+    await insertRow(tx, TABLE, caller, stamp, { owner_client_id: caller.clientId, ...columns(body, doc) });
     return { result: doc, changes: [change(caller, 'POST', stamp.id, doc, body.programID, caller.clientId)] };
   });
 }
@@ -77,9 +73,9 @@ export async function updateReport(deps: VtnDeps, caller: VtnCaller, id: string,
     const found = await findObject(tx, TABLE, caller, id, { visibility: 'owned', forUpdate: true, columns: 't.owner_client_id AS owner' });
     if (!found) return { result: undefined, changes: [] };
     await checkReferences(tx, caller, body);
-    const stamp = { id, createdDateTime: found.createdDateTime, modificationDateTime: nextModification(found.modificationDateTime) };
+    const stamp = replacedStamp(id, found);
     const doc = JSON.stringify(documentOf('REPORT', stamp, body));
-    await updateRow(tx, TABLE, caller.organizationId, id, { modified_at: stamp.modificationDateTime, ...columns(body, doc) });
+    await updateRow(tx, TABLE, caller, stamp, columns(body, doc));
     return { result: doc, changes: [change(caller, 'PUT', id, doc, body.programID, found.owner as string)] };
   });
 }

@@ -3,10 +3,10 @@
 import { conflict, notFound } from '../http/errors.ts';
 import type { Queryable } from '../store/database.ts';
 import type { VtnCaller } from './access.ts';
-import { mutate, targetFilter, type PageParams, type TargetParams, type VtnDeps } from './context.ts';
-import { deleteRow, findObject, insertRow, updateRow, visibleTo } from './objects.ts';
+import { mutate, type PageParams, type TargetParams, type VtnDeps } from './context.ts';
+import { deleteRow, findObject, insertRow, listWhere, restrictTo, updateRow } from './objects.ts';
 import type { Change } from './outbox.ts';
-import { documentOf, listDocuments, newObjectId, nextModification, violatedUnique, Where } from './sql.ts';
+import { documentOf, listDocuments, newStamp, replacedStamp, violatedUnique, Where } from './sql.ts';
 import { targetKeys, type ValuesMap } from './targets.ts';
 
 const TABLE = 'vtn_resources';
@@ -29,26 +29,19 @@ async function requireVen(db: Queryable, caller: VtnCaller, venId: string): Prom
 const inVen = (venId: string) => (w: Where) => void w.add(`t.ven_id = ${w.param(venId)}`);
 
 export async function listResources(db: Queryable, caller: VtnCaller, venId: string, q: ResourceQuery): Promise<string> {
-  const keys = targetFilter(q);
+  const w = listWhere(caller, q);
   await requireVen(db, caller, venId);
-  const w = new Where();
-  w.add(`t.organization_id = ${w.param(caller.organizationId)}`).add(`t.ven_id = ${w.param(venId)}`);
+  w.add(`t.ven_id = ${w.param(venId)}`);
   if (q.resourceName !== undefined) w.add(`t.resource_name = ${w.param(q.resourceName)}`);
-  if (keys) w.add(`t.target_keys && ${w.param(keys)}::text[]`);
   return listDocuments(db, TABLE, w, ['seq'], q);
 }
 
 /** Resources of every VEN the caller may see (OpenADR 3.1 lists them first-level). */
 export function listAllResources(db: Queryable, caller: VtnCaller, q: ResourceQuery & { venID?: string }): Promise<string> {
-  const keys = targetFilter(q);
-  const w = new Where();
-  w.add(`t.organization_id = ${w.param(caller.organizationId)}`);
+  const w = listWhere(caller, q);
   if (q.venID !== undefined) w.add(`t.ven_id = ${w.param(q.venID)}`);
   if (q.resourceName !== undefined) w.add(`t.resource_name = ${w.param(q.resourceName)}`);
-  if (keys) w.add(`t.target_keys && ${w.param(keys)}::text[]`);
-  const visible = visibleTo(caller, 'resource', w);
-  if (visible) w.add(visible);
-  return listDocuments(db, TABLE, w, ['seq'], q);
+  return listDocuments(db, TABLE, restrictTo(w, caller, 'resource'), ['seq'], q);
 }
 
 export async function getResource(db: Queryable, caller: VtnCaller, venId: string, id: string): Promise<string | undefined> {
@@ -64,20 +57,15 @@ function nameTaken(err: unknown, name: string): unknown {
 }
 
 export async function createResource(deps: VtnDeps, caller: VtnCaller, venId: string, body: ResourceBody): Promise<string> {
-  const now = new Date().toISOString();
-  const stamp = { id: newObjectId(), createdDateTime: now, modificationDateTime: now };
+  const stamp = newStamp();
   const doc = JSON.stringify(documentOf('RESOURCE', stamp, body, { venID: venId }, ['venID']));
   try {
     return await mutate(deps, async (tx) => {
       const venClient = await requireVen(tx, caller, venId);
-      await insertRow(tx, TABLE, {
-        organization_id: caller.organizationId,
-        id: stamp.id,
+      await insertRow(tx, TABLE, caller, stamp, {
         ven_id: venId,
         resource_name: body.resourceName,
         target_keys: targetKeys(body.targets),
-        created_at: now,
-        modified_at: now,
         doc,
       });
       return { result: doc, changes: [resourceChange(caller, 'POST', stamp.id, doc, body.targets, venClient)] };
@@ -93,9 +81,9 @@ export async function updateResource(deps: VtnDeps, caller: VtnCaller, venId: st
       const found = await findObject(tx, TABLE, caller, id, { visibility: 'resource', where: inVen(venId), forUpdate: true });
       if (!found) return { result: undefined, changes: [] };
       const venClient = await requireVen(tx, caller, venId);
-      const stamp = { id, createdDateTime: found.createdDateTime, modificationDateTime: nextModification(found.modificationDateTime) };
+      const stamp = replacedStamp(id, found);
       const doc = JSON.stringify(documentOf('RESOURCE', stamp, body, { venID: venId }, ['venID']));
-      await updateRow(tx, TABLE, caller.organizationId, id, { resource_name: body.resourceName, target_keys: targetKeys(body.targets), modified_at: stamp.modificationDateTime, doc });
+      await updateRow(tx, TABLE, caller, stamp, { resource_name: body.resourceName, target_keys: targetKeys(body.targets), doc });
       return { result: doc, changes: [resourceChange(caller, 'PUT', id, doc, body.targets, venClient)] };
     });
   } catch (err) {

@@ -77,6 +77,18 @@ export interface Stamp {
   modificationDateTime: string;
 }
 
+/** The stamp of a new object: a fresh id, created and modified now. */
+export function newStamp(): Stamp {
+  const now = new Date().toISOString();
+  return { id: newObjectId(), createdDateTime: now, modificationDateTime: now };
+}
+
+/** The stamp of a replaced object: its id and creation time kept, modified now (and always later
+ * than the stored modification). */
+export function replacedStamp(id: string, stored: { createdDateTime: string; modificationDateTime: string }): Stamp {
+  return { id, createdDateTime: stored.createdDateTime, modificationDateTime: nextModification(stored.modificationDateTime) };
+}
+
 const READ_ONLY = new Set(['id', 'createdDateTime', 'modificationDateTime', 'objectType']);
 
 /** The document as served: VTN-assigned fields first, then the client's fields (minus any

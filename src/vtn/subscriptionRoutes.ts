@@ -3,7 +3,7 @@ import { querySchema } from '../http/schemas.ts';
 import type { RouteDef } from '../http/types.ts';
 import { SCOPES } from './access.ts';
 import { pageQuery, targetQuery, VTN, type VtnDeps } from './context.ts';
-import { collectionRoutes } from './crud.ts';
+import { collectionRoutes, kindOperations } from './crud.ts';
 import { name128, OBJECT_KINDS, objectId, subscriptionSchema } from './schemas.ts';
 import {
   createSubscription,
@@ -36,18 +36,13 @@ export function subscriptionRoutes(deps: VtnDeps): RouteDef[] {
     }),
     readScopes: SCOPES.readSubscriptions,
     writeScopes: SCOPES.writeSubscriptions,
-    cache: deps.cache,
     readsFrom: () => ['SUBSCRIPTION'],
+    ...kindOperations(deps, { list: listSubscriptions, create: createSubscription, get: getSubscription, update: updateSubscription, remove: deleteSubscription }),
     notes: {
       list: 'In creation order. VEN clients see only the subscriptions they created.',
       create:
         'programID must name an existing program (400). Each callbackUrl must be http or https, without credentials, and (unless VTN_WEBHOOK_ALLOW_PRIVATE) not a loopback, private or link-local address. Notifications: POST callbackUrl with `{notificationID, objectType, operation, object, targets}` (schema VtnNotification) and `Authorization: Bearer <bearerToken>`; see docs/vtn.md.',
       remove: 'Pending notifications of the subscription are dropped; nothing more is sent for it.',
     },
-    list: (caller, q) => listSubscriptions(deps.pool, caller, q),
-    create: (caller, body) => createSubscription(deps, caller, body),
-    get: (caller, id) => getSubscription(deps.pool, caller, id),
-    update: (caller, id, body) => updateSubscription(deps, caller, id, body),
-    remove: (caller, id) => deleteSubscription(deps, caller, id),
   });
 }

@@ -7,12 +7,12 @@ import { badRequest, type FieldError } from '../http/errors.ts';
 import type { Queryable } from '../store/database.ts';
 import type { VtnCaller } from './access.ts';
 import { callbackUrlProblem } from './callbackUrl.ts';
-import { mutate, targetFilter, type PageParams, type TargetParams, type VtnDeps } from './context.ts';
-import { deleteRow, findObject, insertRow, updateRow, visibleTo } from './objects.ts';
+import { mutate, type PageParams, type TargetParams, type VtnDeps } from './context.ts';
+import { deleteRow, findObject, insertRow, listWhere, restrictTo, updateRow } from './objects.ts';
 import type { Change } from './outbox.ts';
 import { programVisible } from './programs.ts';
 import type { ObjectKind } from './schemas.ts';
-import { documentOf, listDocuments, newObjectId, nextModification, query, Where } from './sql.ts';
+import { documentOf, listDocuments, newStamp, query, replacedStamp } from './sql.ts';
 import { targetKeys, type ValuesMap } from './targets.ts';
 
 const TABLE = 'vtn_subscriptions';
@@ -35,16 +35,11 @@ export interface SubscriptionBody {
 export type SubscriptionQuery = PageParams & TargetParams & { programID?: string; clientName?: string; objects?: ObjectKind[] };
 
 export function listSubscriptions(db: Queryable, caller: VtnCaller, q: SubscriptionQuery): Promise<string> {
-  const keys = targetFilter(q);
-  const w = new Where();
-  w.add(`t.organization_id = ${w.param(caller.organizationId)}`);
+  const w = listWhere(caller, q);
   if (q.programID !== undefined) w.add(`t.program_id = ${w.param(q.programID)}`);
   if (q.clientName !== undefined) w.add(`t.client_name = ${w.param(q.clientName)}`);
-  if (keys) w.add(`t.target_keys && ${w.param(keys)}::text[]`);
   if (q.objects) w.add(`t.object_kinds && ${w.param(q.objects)}::text[]`);
-  const visible = visibleTo(caller, 'owned', w);
-  if (visible) w.add(visible);
-  return listDocuments(db, TABLE, w, ['seq'], q);
+  return listDocuments(db, TABLE, restrictTo(w, caller, 'owned'), ['seq'], q);
 }
 
 export async function getSubscription(db: Queryable, caller: VtnCaller, id: string): Promise<string | undefined> {
@@ -103,18 +98,13 @@ async function writeCallbacks(tx: Queryable, caller: VtnCaller, id: string, body
 }
 
 export async function createSubscription(deps: VtnDeps, caller: VtnCaller, body: SubscriptionBody, version: OpenAdrVersion = '3.0.1'): Promise<string> {
-  const now = new Date().toISOString();
-  const stamp = { id: newObjectId(), createdDateTime: now, modificationDateTime: now };
+  const stamp = newStamp();
   const doc = JSON.stringify(documentOf('SUBSCRIPTION', stamp, body));
   return mutate(deps, async (tx) => {
     await check(deps, tx, caller, body);
-    await insertRow(tx, TABLE, {
-      organization_id: caller.organizationId,
-      id: stamp.id,
+    await insertRow(tx, TABLE, caller, stamp, {
       owner_client_id: caller.clientId,
       owner_is_ven: caller.ven,
-      created_at: now,
-      modified_at: now,
       ...columns(body, doc, version),
     });
     await writeCallbacks(tx, caller, stamp.id, body, false);
@@ -127,9 +117,9 @@ export async function updateSubscription(deps: VtnDeps, caller: VtnCaller, id: s
     const found = await findObject(tx, TABLE, caller, id, { visibility: 'owned', forUpdate: true, columns: 't.owner_client_id AS owner' });
     if (!found) return { result: undefined, changes: [] };
     await check(deps, tx, caller, body);
-    const stamp = { id, createdDateTime: found.createdDateTime, modificationDateTime: nextModification(found.modificationDateTime) };
+    const stamp = replacedStamp(id, found);
     const doc = JSON.stringify(documentOf('SUBSCRIPTION', stamp, body));
-    await updateRow(tx, TABLE, caller.organizationId, id, { modified_at: stamp.modificationDateTime, ...columns(body, doc, version) });
+    await updateRow(tx, TABLE, caller, stamp, columns(body, doc, version));
     await writeCallbacks(tx, caller, id, body, true);
     return { result: doc, changes: [change(caller, 'PUT', id, doc, body, found.owner as string)] };
   });

@@ -3,7 +3,7 @@ import { querySchema } from '../http/schemas.ts';
 import type { RouteDef } from '../http/types.ts';
 import { SCOPES } from './access.ts';
 import { pageQuery, targetQuery, VTN, type VtnDeps } from './context.ts';
-import { collectionRoutes } from './crud.ts';
+import { collectionRoutes, kindOperations } from './crud.ts';
 import { createResource, deleteResource, getResource, listResources, updateResource, type ResourceBody, type ResourceQuery } from './resources.ts';
 import { name128, resourceSchema, venSchema } from './schemas.ts';
 import { createVen, deleteVen, getVen, listVens, updateVen, type VenBody, type VenQuery } from './vens.ts';
@@ -19,19 +19,14 @@ export function venRoutes(deps: VtnDeps): RouteDef[] {
       query: querySchema({ venName: { ...name128, description: 'Keep the VEN with this name.' }, ...targetQuery, ...pageQuery }),
       readScopes: SCOPES.readVens,
       writeScopes: SCOPES.writeVens,
-      cache: deps.cache,
       readsFrom: () => ['VEN'],
+      ...kindOperations(deps, { list: listVens, create: createVen, get: getVen, update: updateVen, remove: deleteVen }),
       notes: {
         list: 'In creation order, each with its resources. VEN clients see only the VENs bound to them (clientID).',
         create: 'venName is required and unique within the VTN (409). `resources` is ignored (use the resource endpoints). A VEN client’s VEN is bound to it and it may not set targets (403).',
         update: 'Replaces the VEN. A VEN client may not change the targets (403; omitted targets are kept). An omitted clientID keeps the binding.',
         remove: 'Deletes the VEN with its resources.',
       },
-      list: (caller, q) => listVens(deps.pool, caller, q),
-      create: (caller, body) => createVen(deps, caller, body),
-      get: (caller, id) => getVen(deps.pool, caller, id),
-      update: (caller, id, body) => updateVen(deps, caller, id, body),
-      remove: (caller, id) => deleteVen(deps, caller, id),
     }),
     ...collectionRoutes<ResourceQuery, ResourceBody>({
       path: `${VTN}/vens/:venID/resources`,

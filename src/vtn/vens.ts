@@ -8,11 +8,11 @@
 import { conflict, forbidden } from '../http/errors.ts';
 import type { PoolClient, Queryable } from '../store/database.ts';
 import type { VtnCaller } from './access.ts';
-import { mutate, targetFilter, type PageParams, type TargetParams, type VtnDeps } from './context.ts';
-import { deleteRow, findObject, insertRow, updateRow, visibleTo } from './objects.ts';
+import { mutate, type PageParams, type TargetParams, type VtnDeps } from './context.ts';
+import { deleteRow, findObject, insertRow, listWhere, restrictTo, updateRow } from './objects.ts';
 import type { Change } from './outbox.ts';
 import { resourceChange } from './resources.ts';
-import { documentOf, listDocuments, newObjectId, nextModification, query, violatedUnique, Where } from './sql.ts';
+import { documentOf, listDocuments, newStamp, query, replacedStamp, violatedUnique } from './sql.ts';
 import { sameKeys, targetKeys, type ValuesMap } from './targets.ts';
 
 const TABLE = 'vtn_vens';
@@ -31,14 +31,9 @@ export interface VenBody {
 export type VenQuery = PageParams & TargetParams & { venName?: string };
 
 export function listVens(db: Queryable, caller: VtnCaller, q: VenQuery): Promise<string> {
-  const keys = targetFilter(q);
-  const w = new Where();
-  w.add(`t.organization_id = ${w.param(caller.organizationId)}`);
+  const w = listWhere(caller, q);
   if (q.venName !== undefined) w.add(`t.ven_name = ${w.param(q.venName)}`);
-  if (keys) w.add(`t.target_keys && ${w.param(keys)}::text[]`);
-  const visible = visibleTo(caller, 'ven', w);
-  if (visible) w.add(visible);
-  return listDocuments(db, TABLE, w, ['seq'], q, VEN_WITH_RESOURCES);
+  return listDocuments(db, TABLE, restrictTo(w, caller, 'ven'), ['seq'], q, VEN_WITH_RESOURCES);
 }
 
 export async function getVen(db: Queryable, caller: VtnCaller, id: string): Promise<string | undefined> {
@@ -67,19 +62,14 @@ async function served(tx: PoolClient, caller: VtnCaller, id: string): Promise<st
 export async function createVen(deps: VtnDeps, caller: VtnCaller, body: VenBody): Promise<string> {
   if (caller.ven && targetKeys(body.targets).length > 0) throw forbidden('A VEN client cannot set its VEN’s targets');
   const client = binding(caller, body.clientID, null);
-  const now = new Date().toISOString();
-  const stamp = { id: newObjectId(), createdDateTime: now, modificationDateTime: now };
+  const stamp = newStamp();
   const base = JSON.stringify(documentOf('VEN', stamp, body, { clientID: client }, ['resources']));
   try {
     return await mutate(deps, async (tx) => {
-      await insertRow(tx, TABLE, {
-        organization_id: caller.organizationId,
-        id: stamp.id,
+      await insertRow(tx, TABLE, caller, stamp, {
         ven_name: body.venName,
         client_id: client,
         target_keys: targetKeys(body.targets),
-        created_at: now,
-        modified_at: now,
         doc: base,
       });
       const doc = `${base.slice(0, -1)},"resources":[]}`;
@@ -104,11 +94,11 @@ export async function updateVen(deps: VtnDeps, caller: VtnCaller, id: string, bo
         if (body.venName !== found.venName) throw forbidden('A VEN client cannot rename its VEN: events target VENs by name');
       }
       const client = binding(caller, body.clientID, found.clientId as string | null);
-      const stamp = { id, createdDateTime: found.createdDateTime, modificationDateTime: nextModification(found.modificationDateTime) };
+      const stamp = replacedStamp(id, found);
       const extra: Record<string, unknown> = { clientID: client };
       if (targets !== undefined) extra.targets = targets;
       const base = JSON.stringify(documentOf('VEN', stamp, body, extra, ['resources']));
-      await updateRow(tx, TABLE, caller.organizationId, id, { ven_name: body.venName, client_id: client, target_keys: targetKeys(targets), modified_at: stamp.modificationDateTime, doc: base });
+      await updateRow(tx, TABLE, caller, stamp, { ven_name: body.venName, client_id: client, target_keys: targetKeys(targets), doc: base });
       const doc = await served(tx, caller, id);
       return { result: doc, changes: [change(caller, 'PUT', id, doc, targets, client)] };
     });

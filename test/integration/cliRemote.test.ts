@@ -8,11 +8,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, summaryValue } from '../support/cliProcess.ts';
-import { createOrgClient } from '../support/fixtures.ts';
-import { createMeter, createRegister, readingsUrl } from '../support/meterFixtures.ts';
+import { createMeteredClient, createRegister, readingsUrl, type Ref } from '../support/meterFixtures.ts';
 import { startTestApp, type TestApp } from '../support/testApp.ts';
 
-type Ref = { id: number; externalId: string };
 let t: TestApp;
 let dir: string;
 let token: string;
@@ -31,12 +29,7 @@ beforeAll(async () => {
   t = await startTestApp({ RATE_LIMIT_READINGS_PER_SECOND: '1', RATE_LIMIT_READINGS_PER_MINUTE: '1000' });
   dbEnv = { DATABASE_URL: t.databaseUrl };
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'flex-cli-remote-'));
-  const client = await createOrgClient(t.api, t.adminToken, { permissions: ['Meter.Organization.ReadWrite'] });
-  token = client.token;
-  org = client.organizationId;
-  meter = await createMeter(t.api, t.adminToken, [org]);
-  energy = await createRegister(t.api, t.adminToken, meter.id, { measurementType: 1 });
-  power = await createRegister(t.api, t.adminToken, meter.id, { measurementType: 3 });
+  ({ token, organizationId: org, meter, energy, power } = await createMeteredClient(t.api, t.adminToken, ['Meter.Organization.ReadWrite']));
   virtualRegister = await createRegister(t.api, t.adminToken, meter.id, { isVirtual: true, virtualDefinition: { calculationType: 2, constant: 1 } });
 }, 60_000);
 afterAll(async () => {

@@ -97,6 +97,26 @@ describe('grid resources', () => {
     expect((await t.api.post(`/api/grid/resource/${noRef.id}/readings/reference`, { organizationId: provider.organizationId, readings }, provider.token)).status).toBe(409);
   });
 
+  it('refuses registers that do not exist or are virtual where readings must be measured', async () => {
+    const meter = await createMeter(t.api, t.adminToken, [provider.organizationId]);
+    const computed = await createRegister(t.api, t.adminToken, meter.id, { isVirtual: true, virtualDefinition: { calculationType: 2, constant: 1 } });
+    const missing = 2_000_000_000;
+    const refusal = async (extra: Record<string, unknown>) => {
+      const res = await t.api.post('/api/admin/resources', resourceBody(provider.organizationId, extra), t.adminToken);
+      expect(res.status, res.text).toBe(400);
+      return res.body.errors.map((e: { path: string; message: string }) => `${e.path}: ${e.message}`);
+    };
+    expect(await refusal({ actualRegisterId: computed.id })).toEqual(['actualRegisterId: must be a register with measured readings, not a virtual one']);
+    expect(await refusal({ actualRegisterId: missing, referenceRegisterId: missing })).toEqual([`actualRegisterId: register ${missing} does not exist`, `referenceRegisterId: register ${missing} does not exist`]);
+    // A virtual reference register is allowed (a computed reference), but readings cannot be stored in it.
+    const created = await t.api.post('/api/admin/resources', resourceBody(provider.organizationId, { referenceRegisterId: computed.id }), t.adminToken);
+    expect(created.status, created.text).toBe(201);
+    const readings = [{ timestamp: '2024-06-01T00:00:00Z', value: 1, resolution: 900 }];
+    const res = await t.api.post(`/api/grid/resource/${created.body.id}/readings/reference`, { organizationId: provider.organizationId, readings }, provider.token);
+    expect(res.status).toBe(409);
+    expect(res.body.detail).toContain('is virtual');
+  });
+
   it('keeps a register used by a resource from being deleted', async () => {
     expect((await t.api.delete(`/api/admin/registers/${actual.id}`, t.adminToken)).status).toBe(409);
   });

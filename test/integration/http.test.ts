@@ -20,6 +20,23 @@ function expectProblem(res: { status: number; headers: Headers; body: any }, sta
 }
 
 /** Sends raw bytes and returns the raw response text (the connection is closed by us). */
+/** POST a JSON body sent in chunks (no Content-Length) as the admin. */
+function postChunked(path: string, chunks: Buffer[]): Promise<Response> {
+  const body = new ReadableStream({
+    pull(controller) {
+      const next = chunks.shift();
+      if (next) controller.enqueue(next);
+      else controller.close();
+    },
+  });
+  return fetch(`${t.url}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${t.adminToken}`, 'content-type': 'application/json' },
+    body,
+    duplex: 'half',
+  } as RequestInit);
+}
+
 function rawRequest(port: number, data: Buffer | string, waitMs = 2000): Promise<string> {
   return new Promise((resolve) => {
     const socket = net.connect(port, '127.0.0.1');
@@ -87,39 +104,13 @@ describe('errors', () => {
     const big = JSON.stringify({ name: 'x'.repeat(5000) });
     expectProblem(await t.api.request('POST', '/api/admin/organizations', { token: t.adminToken, body: big, headers: { 'content-type': 'application/json' } }), 413, 'payload_too_large');
 
-    const chunks = [Buffer.from('{"name":"'), Buffer.alloc(3000, 0x61), Buffer.alloc(3000, 0x61), Buffer.from('"}')];
-    const stream = new ReadableStream({
-      pull(controller) {
-        const next = chunks.shift();
-        if (next) controller.enqueue(next);
-        else controller.close();
-      },
-    });
-    const res = await fetch(`${t.url}/api/admin/organizations`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${t.adminToken}`, 'content-type': 'application/json' },
-      body: stream,
-      duplex: 'half',
-    } as RequestInit);
+    const res = await postChunked('/api/admin/organizations', [Buffer.from('{"name":"'), Buffer.alloc(3000, 0x61), Buffer.alloc(3000, 0x61), Buffer.from('"}')]);
     expect(res.status).toBe(413);
     expect((await t.api.get('/health')).status).toBe(200);
   });
 
   it('accepts a chunked body under the limit', async () => {
-    const chunks = [Buffer.from('{"name":'), Buffer.from('"chunked org"}')];
-    const stream = new ReadableStream({
-      pull(controller) {
-        const next = chunks.shift();
-        if (next) controller.enqueue(next);
-        else controller.close();
-      },
-    });
-    const res = await fetch(`${t.url}/api/admin/organizations`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${t.adminToken}`, 'content-type': 'application/json' },
-      body: stream,
-      duplex: 'half',
-    } as RequestInit);
+    const res = await postChunked('/api/admin/organizations', [Buffer.from('{"name":'), Buffer.from('"chunked org"}')]);
     expect(res.status).toBe(201);
   });
 

@@ -12,7 +12,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOrgClient } from '../support/fixtures.ts';
 import { startFlexProcess, type FlexProcess } from '../support/flexProcess.ts';
-import { batch, createMeter, createRegister, readingsUrl, series, type Value } from '../support/meterFixtures.ts';
+import { batch, createMeter, createMeteredClient, createRegister, readingsUrl, series, type Ref, type Value } from '../support/meterFixtures.ts';
 import { Api, startTestApp, type TestApp } from '../support/testApp.ts';
 
 const questdbHttp = process.env.QUESTDB_HTTP_URL;
@@ -67,20 +67,15 @@ function readingsSuite(backend: 'postgres' | 'questdb') {
     let env: Record<string, string>;
     let token: string;
     let org: number;
-    let meter: { id: number; externalId: string };
-    let energy: { id: number; externalId: string };
-    let power: { id: number; externalId: string };
+    let meter: Ref;
+    let energy: Ref;
+    let power: Ref;
     let values: Value[];
 
     beforeAll(async () => {
       env = backendEnv(backend);
       t = await startTestApp({ ...env, READINGS_MAX_POINTS: '2000', RATE_LIMIT_READINGS_PER_SECOND: '1000', RATE_LIMIT_READINGS_PER_MINUTE: '100000' });
-      const client = await createOrgClient(t.api, t.adminToken, { permissions: ['Meter.Organization.ReadWrite', 'Meter.Organization.Read'] });
-      token = client.token;
-      org = client.organizationId;
-      meter = await createMeter(t.api, t.adminToken, [org]);
-      energy = await createRegister(t.api, t.adminToken, meter.id, { measurementType: 1, timeZone: 'Europe/Amsterdam' });
-      power = await createRegister(t.api, t.adminToken, meter.id, { measurementType: 3, timeZone: 'Europe/Amsterdam' });
+      ({ token, organizationId: org, meter, energy, power } = await createMeteredClient(t.api, t.adminToken, ['Meter.Organization.ReadWrite', 'Meter.Organization.Read'], 'Europe/Amsterdam'));
       // 15-minute readings from 2023-03-25T12:00Z for 60 hours; Amsterdam moves to summer time on
       // 2023-03-26 at 01:00Z.
       values = series('2023-03-25T12:00:00Z', 240, 900, (i) => 1 + (i % 7) + (i % 3) / 4);

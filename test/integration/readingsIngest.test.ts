@@ -1,28 +1,23 @@
 // POST /api/readings: storage, duplicates, corrections, atomic refusal of every bad input,
 // access rules and the rate limit.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOrgClient, createOrganization } from '../support/fixtures.ts';
-import { batch, createMeter, createRegister, readingsUrl, series } from '../support/meterFixtures.ts';
+import { createOrganization, createOrgClient } from '../support/fixtures.ts';
+import { batch, createMeter, createMeteredClient, createRegister, readingsUrl, series, type Ref } from '../support/meterFixtures.ts';
 import { startTestApp, type TestApp } from '../support/testApp.ts';
 
 let t: TestApp;
 let writer: string;
 let org: number;
-let meter: { id: number; externalId: string };
-let energy: { id: number; externalId: string };
-let power: { id: number; externalId: string };
-let otherMeter: { id: number; externalId: string };
-let otherRegister: { id: number; externalId: string };
-let virtualRegister: { id: number; externalId: string };
+let meter: Ref;
+let energy: Ref;
+let power: Ref;
+let otherMeter: Ref;
+let otherRegister: Ref;
+let virtualRegister: Ref;
 
 beforeAll(async () => {
   t = await startTestApp({ RATE_LIMIT_READINGS_PER_SECOND: '1000', RATE_LIMIT_READINGS_PER_MINUTE: '1000', LOG_LEVEL: 'error' });
-  const client = await createOrgClient(t.api, t.adminToken, { permissions: ['Meter.Organization.ReadWrite'] });
-  writer = client.token;
-  org = client.organizationId;
-  meter = await createMeter(t.api, t.adminToken, [org]);
-  energy = await createRegister(t.api, t.adminToken, meter.id, { measurementType: 1 });
-  power = await createRegister(t.api, t.adminToken, meter.id, { measurementType: 3 });
+  ({ token: writer, organizationId: org, meter, energy, power } = await createMeteredClient(t.api, t.adminToken, ['Meter.Organization.ReadWrite']));
   virtualRegister = await createRegister(t.api, t.adminToken, meter.id, { isVirtual: true, virtualDefinition: { calculationType: 2, constant: 1 } });
   const stranger = await createOrganization(t.api, t.adminToken);
   otherMeter = await createMeter(t.api, t.adminToken, [stranger]);

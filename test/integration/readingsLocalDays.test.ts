@@ -2,26 +2,21 @@
 // across a DST change (a 23-hour day) and when the period starts or ends inside a day. Expected
 // sums and averages are computed here from the posted values and hand-written day boundaries.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOrgClient } from '../support/fixtures.ts';
-import { batch, createMeter, createRegister, readingsUrl, series, type Value } from '../support/meterFixtures.ts';
+import { batch, createMeteredClient, createRegister, readingsUrl, series, type Ref, type Value } from '../support/meterFixtures.ts';
 import { startTestApp, type TestApp } from '../support/testApp.ts';
 
 let t: TestApp;
 let token: string;
 let org: number;
-let energy: { id: number; externalId: string };
-let power: { id: number; externalId: string };
-let kolkata: { id: number; externalId: string };
+let meter: Ref;
+let energy: Ref;
+let power: Ref;
+let kolkata: Ref;
 let values: Value[];
 
 beforeAll(async () => {
   t = await startTestApp({ LOG_LEVEL: 'error' });
-  const client = await createOrgClient(t.api, t.adminToken, { permissions: ['Meter.Organization.ReadWrite', 'Meter.Organization.Read'] });
-  token = client.token;
-  org = client.organizationId;
-  const meter = await createMeter(t.api, t.adminToken, [org]);
-  energy = await createRegister(t.api, t.adminToken, meter.id, { measurementType: 1, timeZone: 'Europe/Amsterdam' });
-  power = await createRegister(t.api, t.adminToken, meter.id, { measurementType: 3, timeZone: 'Europe/Amsterdam' });
+  ({ token, organizationId: org, meter, energy, power } = await createMeteredClient(t.api, t.adminToken, ['Meter.Organization.ReadWrite', 'Meter.Organization.Read'], 'Europe/Amsterdam'));
   kolkata = await createRegister(t.api, t.adminToken, meter.id, { measurementType: 1, timeZone: 'Asia/Kolkata' });
   // 15-minute readings from 2023-03-25T12:00Z to 2023-03-28T00:00Z; Amsterdam moves to summer
   // time on 2023-03-26 at 02:00 local (01:00Z).

@@ -1,17 +1,18 @@
 // GET /api/readings and GET /api/readings/average/hourly, checked against values computed in
 // the test from the readings it posted.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOrgClient, createOrganization } from '../support/fixtures.ts';
-import { batch, createMeter, createRegister, readingsUrl, series, type Value } from '../support/meterFixtures.ts';
+import { createOrganization } from '../support/fixtures.ts';
+import { batch, createMeter, createMeteredClient, createRegister, readingsUrl, series, type Ref, type Value } from '../support/meterFixtures.ts';
 import { startTestApp, type TestApp } from '../support/testApp.ts';
 
 let t: TestApp;
 let token: string;
 let org: number;
-let energy: { id: number; externalId: string };
-let power: { id: number; externalId: string };
-let oslo: { id: number; externalId: string };
-let foreign: { id: number; externalId: string };
+let meter: Ref;
+let energy: Ref;
+let power: Ref;
+let oslo: Ref;
+let foreign: Ref;
 const energyValues = series('2024-03-01T00:00:00Z', 96 * 3, 900, (i) => (i % 7) + 0.25);
 const powerValues = series('2024-03-01T00:00:00Z', 96 * 3, 900, (i) => 100 + (i % 5) * 10);
 // Across the Oslo DST change of 2024-03-31 (23-hour local day).
@@ -30,12 +31,7 @@ function expected(values: Value[], bucketMs: (ms: number) => number, aggregate: 
 
 beforeAll(async () => {
   t = await startTestApp({ READINGS_MAX_POINTS: '5000', LOG_LEVEL: 'error' });
-  const client = await createOrgClient(t.api, t.adminToken, { permissions: ['Meter.Organization.ReadWrite'] });
-  token = client.token;
-  org = client.organizationId;
-  const meter = await createMeter(t.api, t.adminToken, [org]);
-  energy = await createRegister(t.api, t.adminToken, meter.id, { measurementType: 1 });
-  power = await createRegister(t.api, t.adminToken, meter.id, { measurementType: 3 });
+  ({ token, organizationId: org, meter, energy, power } = await createMeteredClient(t.api, t.adminToken, ['Meter.Organization.ReadWrite']));
   oslo = await createRegister(t.api, t.adminToken, meter.id, { measurementType: 1, defaultResolution: 3600, timeZone: 'Europe/Oslo' });
   const res = await t.api.post('/api/readings', batch(meter.externalId, { [energy.externalId]: energyValues, [power.externalId]: powerValues, [oslo.externalId]: osloValues }), token);
   expect(res.status).toBe(204);

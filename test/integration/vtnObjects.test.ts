@@ -2,17 +2,15 @@
 // the deleted object) and each error the issue lists: 400 with the offending paths, 404 for
 // unknown ids, 409 for taken names and for a program that still has events, 415 for non-JSON.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/testApp.ts';
-import { BL_SCOPES, expectStatus, VTN, vtnClient, type VtnClient } from '../support/vtn.ts';
+import type { TestApp } from '../support/testApp.ts';
+import { expectStatus, startVtnApp, VTN, type VtnClient } from '../support/vtn.ts';
 
 let t: TestApp;
 let bl: VtnClient;
 let ven: VtnClient;
 
 beforeAll(async () => {
-  t = await startTestApp({ VTN_WEBHOOK_ALLOW_PRIVATE: 'true' });
-  bl = await vtnClient(t.api, t.adminToken, BL_SCOPES);
-  ven = await vtnClient(t.api, t.adminToken, ['read_all', 'write_reports'], bl.organizationId);
+  ({ t, bl, ven } = await startVtnApp({ VTN_WEBHOOK_ALLOW_PRIVATE: 'true' }, ['read_all', 'write_reports']));
 });
 afterAll(() => t?.close());
 

@@ -2,47 +2,23 @@
 // (shared/spec/openadr-3.0.1.yaml, loaded with a YAML library, its component schemas compiled
 // with Ajv): realistic objects of every kind, as created, read, listed, updated and deleted, and
 // the webhook notifications, must each be valid 3.0.1 objects.
-import fs from 'node:fs';
-import path from 'node:path';
-import { Ajv } from 'ajv';
-import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
-import { projectRoot } from '../../src/store/migrate.ts';
-import { startTestApp, type TestApp } from '../support/testApp.ts';
-import { BL_SCOPES, expectStatus, startReceiver, VTN, vtnClient, waitFor, type Receiver, type VtnClient } from '../support/vtn.ts';
+import { openAdrSpecPath, readSpecComponents, specCheck, type SpecCheck } from '../support/openAdrSpec.ts';
+import type { TestApp } from '../support/testApp.ts';
+import { expectStatus, startReceiver, startVtnApp, VTN, waitFor, type Receiver, type VtnClient } from '../support/vtn.ts';
 
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as unknown as (ajv: Ajv) => Ajv;
-
-/** The spec lives beside the repository (shared/spec); CI's clone has it there too. */
-const SPEC = [path.join(projectRoot(), '../shared/spec/openadr-3.0.1.yaml'), '/work/shared/spec/openadr-3.0.1.yaml'].find((p) => fs.existsSync(p));
-
-function openAdr301(): (kind: string, value: unknown) => string[] {
-  const document = parse(fs.readFileSync(SPEC!, 'utf8')) as { components: { schemas: Record<string, unknown> } };
-  // OpenAPI 3.0 schemas: `nullable` is understood by Ajv; `example` and `discriminator` are
-  // annotations here (the discriminator sits beside anyOf, which Ajv's discriminator refuses).
-  const ajv = new Ajv({ strict: false, allErrors: true, logger: false });
-  addFormats(ajv);
-  ajv.addKeyword({ keyword: 'discriminator' });
-  ajv.addSchema({ $id: 'openadr-3.0.1', components: document.components });
-  return (kind, value) => {
-    const validate = ajv.getSchema(`openadr-3.0.1#/components/schemas/${kind}`)!;
-    return validate(value) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`);
-  };
-}
+const SPEC = openAdrSpecPath('3.0.1');
 
 describe.skipIf(!SPEC)('OpenADR 3.0.1 conformance of what the VTN serves (needs shared/spec/openadr-3.0.1.yaml)', () => {
   let t: TestApp;
   let bl: VtnClient;
   let ven: VtnClient;
   let receiver: Receiver;
-  let check: (kind: string, value: unknown) => string[];
+  let check: SpecCheck;
 
   beforeAll(async () => {
-    check = openAdr301();
-    t = await startTestApp({ VTN_WEBHOOK_ALLOW_PRIVATE: 'true', VTN_DISPATCH_POLL_MS: '50' });
-    bl = await vtnClient(t.api, t.adminToken, BL_SCOPES);
-    ven = await vtnClient(t.api, t.adminToken, ['read_all', 'write_reports', 'write_subscriptions', 'write_vens'], bl.organizationId);
+    check = specCheck('openadr-3.0.1', readSpecComponents(SPEC!));
+    ({ t, bl, ven } = await startVtnApp({ VTN_WEBHOOK_ALLOW_PRIVATE: 'true', VTN_DISPATCH_POLL_MS: '50' }, ['read_all', 'write_reports', 'write_subscriptions', 'write_vens']));
     receiver = await startReceiver();
   });
   afterAll(async () => {

@@ -6,24 +6,17 @@
 // messages, each validated. One schema of the document contradicts itself (ven and resource
 // require objectType to be both VEN/RESOURCE and BL_VEN_REQUEST/BL_RESOURCE_REQUEST); those two
 // are checked with that one constraint of the request half lifted (docs/openadr-3.1.md).
-import fs from 'node:fs';
-import path from 'node:path';
-import { Ajv } from 'ajv';
-import addFormatsModule from 'ajv-formats';
 import mqtt from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
-import { projectRoot } from '../../src/store/migrate.ts';
-import { startTestApp, type TestApp } from '../support/testApp.ts';
-import { BL_SCOPES, expectStatus, startReceiver, VEN_SCOPES, vtnClient, waitFor, type Receiver, type VtnClient } from '../support/vtn.ts';
+import { openAdrSpecPath, readSpecComponents, specCheck, type SpecCheck } from '../support/openAdrSpec.ts';
+import type { TestApp } from '../support/testApp.ts';
+import { expectStatus, startReceiver, startVtnApp, waitFor, type Receiver, type VtnClient } from '../support/vtn.ts';
 
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as unknown as (ajv: Ajv) => Ajv;
-const SPEC = [path.join(projectRoot(), '../shared/spec/openadr-3.1.0.yaml'), '/work/shared/spec/openadr-3.1.0.yaml'].find((p) => fs.existsSync(p));
+const SPEC = openAdrSpecPath('3.1.0');
 const V31 = '/api/openadr/3.1.0';
 
-function openAdr31(): (kind: string, value: unknown) => string[] {
-  const document = parse(fs.readFileSync(SPEC!, 'utf8')) as { components: { schemas: Record<string, any> } };
-  const schemas = structuredClone(document.components.schemas);
+function openAdr31(): SpecCheck {
+  const schemas = structuredClone(readSpecComponents(SPEC!).schemas);
   // The contradiction: objectMetadata.objectType (objectTypes) and the request's discriminator.
   for (const name of ['BlVenRequest', 'BlResourceRequest']) {
     delete schemas[name].properties.objectType;
@@ -34,14 +27,7 @@ function openAdr31(): (kind: string, value: unknown) => string[] {
   // means it, the discriminator picks the schema: the object is checked against
   // objectType.toLowerCase() below.
   delete schemas.notification.properties.object.oneOf;
-  const ajv = new Ajv({ strict: false, allErrors: true, logger: false });
-  addFormats(ajv);
-  ajv.addKeyword({ keyword: 'discriminator' });
-  ajv.addSchema({ $id: 'openadr-3.1.0', components: { schemas } });
-  const run = (kind: string, value: unknown): string[] => {
-    const validate = ajv.getSchema(`openadr-3.1.0#/components/schemas/${kind}`)!;
-    return validate(value) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`);
-  };
+  const run = specCheck('openadr-3.1.0', { schemas });
   return (kind, value) => {
     const errors = run(kind, value);
     if (kind !== 'notification' || errors.length > 0) return errors;
@@ -56,13 +42,11 @@ describe.skipIf(!SPEC)('OpenADR 3.1.0 conformance of what the 3.1.0 surface serv
   let bl: VtnClient;
   let ven: VtnClient;
   let receiver: Receiver;
-  let check: (kind: string, value: unknown) => string[];
+  let check: SpecCheck;
 
   beforeAll(async () => {
     check = openAdr31();
-    t = await startTestApp({ VTN_WEBHOOK_ALLOW_PRIVATE: 'true', VTN_DISPATCH_POLL_MS: '50' });
-    bl = await vtnClient(t.api, t.adminToken, BL_SCOPES);
-    ven = await vtnClient(t.api, t.adminToken, VEN_SCOPES, bl.organizationId);
+    ({ t, bl, ven } = await startVtnApp({ VTN_WEBHOOK_ALLOW_PRIVATE: 'true', VTN_DISPATCH_POLL_MS: '50' }));
     receiver = await startReceiver();
   });
   afterAll(async () => {

@@ -2,17 +2,15 @@
 // gaps), AND-combined filters, targetType + targetValues, and the x-start/x-end overlap of the
 // event and report spans (docs/vtn.md).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/testApp.ts';
-import { BL_SCOPES, expectStatus, VTN, vtnClient, type VtnClient } from '../support/vtn.ts';
+import type { TestApp } from '../support/testApp.ts';
+import { expectStatus, startVtnApp, VTN, type VtnClient } from '../support/vtn.ts';
 
 let t: TestApp;
 let bl: VtnClient;
 let venClient: VtnClient;
 
 beforeAll(async () => {
-  t = await startTestApp();
-  bl = await vtnClient(t.api, t.adminToken, BL_SCOPES);
-  venClient = await vtnClient(t.api, t.adminToken, ['read_all', 'write_reports', 'write_subscriptions', 'write_vens'], bl.organizationId);
+  ({ t, bl, ven: venClient } = await startVtnApp({}, ['read_all', 'write_reports', 'write_subscriptions', 'write_vens']));
 });
 afterAll(() => t?.close());
 

@@ -3,23 +3,19 @@
 // whole number of days; anything else is a 400 naming the rule.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolutionError } from '../../src/meter/readingsQuery.ts';
-import { createOrgClient } from '../support/fixtures.ts';
-import { batch, createMeter, createRegister, readingsUrl, series } from '../support/meterFixtures.ts';
+import { batch, createMeteredClient, readingsUrl, series, type Ref } from '../support/meterFixtures.ts';
 import { startTestApp, type TestApp } from '../support/testApp.ts';
 
 let t: TestApp;
 let token: string;
 let org: number;
-let register: { id: number; externalId: string };
+let register: Ref;
 
 beforeAll(async () => {
   t = await startTestApp();
-  const client = await createOrgClient(t.api, t.adminToken, { permissions: ['Meter.Organization.ReadWrite'] });
-  token = client.token;
-  org = client.organizationId;
-  const meter = await createMeter(t.api, t.adminToken, [org]);
-  register = await createRegister(t.api, t.adminToken, meter.id);
-  const res = await t.api.post('/api/readings', batch(meter.externalId, { [register.externalId]: series('2024-05-01T00:00:00Z', 96 * 3, 900, () => 1) }), token);
+  const metered = await createMeteredClient(t.api, t.adminToken, ['Meter.Organization.ReadWrite']);
+  ({ token, organizationId: org, energy: register } = metered);
+  const res = await t.api.post('/api/readings', batch(metered.meter.externalId, { [register.externalId]: series('2024-05-01T00:00:00Z', 96 * 3, 900, () => 1) }), token);
   expect(res.status).toBe(204);
 });
 afterAll(() => t?.close());

@@ -5,25 +5,21 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportPages } from '../../src/cli/exportReadings.ts';
 import { registersForRead } from '../../src/meter/meterStore.ts';
 import { roundComputed } from '../../src/store/timeseries/readingJson.ts';
-import { createOrgClient } from '../support/fixtures.ts';
-import { batch, createMeter, createRegister, readingsUrl } from '../support/meterFixtures.ts';
+import { batch, createMeteredClient, readingsUrl, type Ref } from '../support/meterFixtures.ts';
 import { startTestApp, type TestApp } from '../support/testApp.ts';
 
 let t: TestApp;
 let token: string;
 let org: number;
-let energy: { id: number; externalId: string };
+let energy: Ref;
 const values = [0.1, 0.2, 29.716, 29.716, 29.716, 0.1234567890123456];
 
 beforeAll(async () => {
   t = await startTestApp();
-  const client = await createOrgClient(t.api, t.adminToken, { permissions: ['Meter.Organization.ReadWrite'] });
-  token = client.token;
-  org = client.organizationId;
-  const meter = await createMeter(t.api, t.adminToken, [org]);
-  energy = await createRegister(t.api, t.adminToken, meter.id, { measurementType: 1 });
+  const metered = await createMeteredClient(t.api, t.adminToken, ['Meter.Organization.ReadWrite']);
+  ({ token, organizationId: org, energy } = metered);
   const readings = values.map((value, i) => ({ timestamp: new Date(Date.parse('2024-06-01T00:00:00Z') + i * 900_000).toISOString(), value, resolution: 900 }));
-  expect((await t.api.post('/api/readings', batch(meter.externalId, { [energy.externalId]: readings }), token)).status).toBe(204);
+  expect((await t.api.post('/api/readings', batch(metered.meter.externalId, { [energy.externalId]: readings }), token)).status).toBe(204);
 });
 afterAll(() => t?.close());
 

@@ -3,8 +3,8 @@
 // durations such as PT1.5H, P1W2D or P0.5D, and a callbackUrl with a space stored raw.
 // Now each is a 400 naming the field (or, where docs/vtn.md says so, stored normalised).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/testApp.ts';
-import { BL_SCOPES, expectStatus, VTN, vtnClient, type VtnClient } from '../support/vtn.ts';
+import type { TestApp } from '../support/testApp.ts';
+import { expectStatus, startVtnApp, VTN, type VtnClient } from '../support/vtn.ts';
 
 let t: TestApp;
 let bl: VtnClient;
@@ -13,9 +13,7 @@ let programID: string;
 let eventID: string;
 
 beforeAll(async () => {
-  t = await startTestApp({ VTN_WEBHOOK_ALLOW_PRIVATE: 'true' });
-  bl = await vtnClient(t.api, t.adminToken, BL_SCOPES);
-  ven = await vtnClient(t.api, t.adminToken, ['read_all', 'write_reports', 'write_subscriptions'], bl.organizationId);
+  ({ t, bl, ven } = await startVtnApp({ VTN_WEBHOOK_ALLOW_PRIVATE: 'true' }, ['read_all', 'write_reports', 'write_subscriptions']));
   programID = (await expectStatus(t.api.post(`${VTN}/programs`, { programName: 'base' }, bl.token), 201)).id;
   eventID = (await expectStatus(t.api.post(`${VTN}/events`, { programID, intervals: [] }, bl.token), 201)).id;
 });

@@ -6,8 +6,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../src/store/migrate.ts';
-import { startTestApp, type TestApp } from '../support/testApp.ts';
-import { BL_SCOPES, expectStatus, VTN, vtnClient, type VtnClient } from '../support/vtn.ts';
+import type { TestApp } from '../support/testApp.ts';
+import { expectStatus, startVtnApp, VTN, type VtnClient } from '../support/vtn.ts';
 
 let t: TestApp;
 let bl: VtnClient;
@@ -17,9 +17,7 @@ let eventID: string;
 let venID: string;
 
 beforeAll(async () => {
-  t = await startTestApp({ VTN_WEBHOOK_ALLOW_PRIVATE: 'true' });
-  bl = await vtnClient(t.api, t.adminToken, BL_SCOPES);
-  ven = await vtnClient(t.api, t.adminToken, ['read_all', 'write_reports'], bl.organizationId);
+  ({ t, bl, ven } = await startVtnApp({ VTN_WEBHOOK_ALLOW_PRIVATE: 'true' }, ['read_all', 'write_reports']));
   programID = (await expectStatus(t.api.post(`${VTN}/programs`, { programName: 'base' }, bl.token), 201)).id;
   eventID = (await expectStatus(t.api.post(`${VTN}/events`, { programID, intervals: [] }, bl.token), 201)).id;
   venID = (await expectStatus(t.api.post(`${VTN}/vens`, { venName: 'base-ven' }, bl.token), 201)).id;

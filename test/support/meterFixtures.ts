@@ -1,13 +1,38 @@
 // Meters, registers and reading batches for the meter-data tests, made through the admin API.
+import type { Permission } from '../../src/auth/catalogue.ts';
+import { createOrgClient } from './fixtures.ts';
 import type { Api } from './testApp.ts';
 
 let counter = 0;
 export const uniqueId = (prefix: string) => `${prefix}-${process.pid}-${++counter}`;
 
-export async function createMeter(api: Api, admin: string, organizationsIds: number[], externalId = uniqueId('meter')): Promise<{ id: number; externalId: string }> {
+export async function createMeter(api: Api, admin: string, organizationsIds: number[], externalId = uniqueId('meter')): Promise<Ref> {
   const res = await api.post('/api/admin/meters', { externalId, name: externalId, type: 1, organizationsIds }, admin);
   if (res.status !== 201) throw new Error(`create meter: ${res.status} ${res.text}`);
   return res.body;
+}
+
+/** A meter or register as the admin API returns it, as far as the tests need it. */
+export type Ref = { id: number; externalId: string };
+
+export interface MeteredClient {
+  /** Access token of an organization client holding the permissions asked for. */
+  token: string;
+  organizationId: number;
+  /** A meter of that organization, with an energy (measurement type 1) and a power (3) register. */
+  meter: Ref;
+  energy: Ref;
+  power: Ref;
+}
+
+/** An organization client with the given meter permissions, and a meter of its organization with
+ * an energy and a power register in `timeZone`. */
+export async function createMeteredClient(api: Api, admin: string, permissions: Permission[], timeZone = 'UTC'): Promise<MeteredClient> {
+  const client = await createOrgClient(api, admin, { permissions });
+  const meter = await createMeter(api, admin, [client.organizationId]);
+  const energy = await createRegister(api, admin, meter.id, { measurementType: 1, timeZone });
+  const power = await createRegister(api, admin, meter.id, { measurementType: 3, timeZone });
+  return { token: client.token, organizationId: client.organizationId, meter, energy, power };
 }
 
 export interface RegisterOptions {
@@ -19,7 +44,7 @@ export interface RegisterOptions {
   externalId?: string;
 }
 
-export async function createRegister(api: Api, admin: string, meterId: number, options: RegisterOptions = {}): Promise<{ id: number; externalId: string }> {
+export async function createRegister(api: Api, admin: string, meterId: number, options: RegisterOptions = {}): Promise<Ref> {
   const externalId = options.externalId ?? uniqueId('reg');
   const res = await api.post(
     '/api/admin/registers',

@@ -3,7 +3,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createOrganization, fetchToken } from './fixtures.ts';
-import type { Api } from './testApp.ts';
+import { startTestApp, type Api, type TestApp } from './testApp.ts';
 
 export const VTN = '/api/openadr/v1';
 export const ALL_SCOPES = ['read_all', 'write_programs', 'write_events', 'write_reports', 'write_subscriptions', 'write_vens', 'read_targets', 'read_ven_objects'];
@@ -22,6 +22,15 @@ export async function vtnClient(api: Api, admin: string, scopes: string[], organ
   const res = await api.post('/api/openadr/vtn/credential', { organizationId: org, name: `vtn-${scopes.join('-')}`.slice(0, 100), scopes }, admin);
   if (res.status !== 200) throw new Error(`create VTN credential: ${res.status} ${res.text}`);
   return { organizationId: org, clientId: res.body.clientId, token: await fetchToken(api, res.body.clientId, res.body.clientSecret) };
+}
+
+/** The app (started with `env`), a business-logic credential (BL_SCOPES) in a new OpenADR
+ * organization, and a VEN credential with `venScopes` in the same organization. */
+export async function startVtnApp(env: Record<string, string>, venScopes: string[] = VEN_SCOPES): Promise<{ t: TestApp; bl: VtnClient; ven: VtnClient }> {
+  const t = await startTestApp(env);
+  const bl = await vtnClient(t.api, t.adminToken, BL_SCOPES);
+  const ven = await vtnClient(t.api, t.adminToken, venScopes, bl.organizationId);
+  return { t, bl, ven };
 }
 
 /** Calls the API and fails with the response text on an unexpected status. */

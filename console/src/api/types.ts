@@ -1,5 +1,7 @@
 // The API's objects as the console reads them (the OpenAPI document is the contract; these are
-// the fields the console uses).
+// the fields the console uses). Meters and registers are the server's own types (types only:
+// nothing of the server is bundled).
+export type { Meter, Register } from '../../../src/meter/meterTypes.ts';
 
 export interface Me {
   kind: 'client' | 'vtn' | 'user';
@@ -15,35 +17,6 @@ export interface Organization {
   id: number;
   name: string;
   features: string[];
-}
-
-export interface Meter {
-  id: number;
-  externalId: string;
-  name: string;
-  type: number;
-  organizationsIds: number[];
-}
-
-export interface VirtualDefinition {
-  calculationType: number;
-  baselineAlgorithmType: number | null;
-  expression: string | null;
-  sourceRegisters: number[];
-}
-
-export interface Register {
-  id: number;
-  externalId: string;
-  name: string;
-  type: number;
-  measurementType: number;
-  measurementPrefix: number;
-  defaultResolution: number;
-  isVirtual: boolean;
-  meterId: number;
-  timeZone: string;
-  virtualDefinition: VirtualDefinition | null;
 }
 
 export interface Reading {

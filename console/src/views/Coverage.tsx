@@ -9,6 +9,7 @@ import { setParams } from '../app/route.ts';
 import { useAsync } from '../app/useAsync.ts';
 import { ErrorBox, Loading } from '../components/ErrorBox.tsx';
 import { OrgPicker, chosenOrganization } from '../components/OrgPicker.tsx';
+import { ParamInput } from '../components/ParamInput.tsx';
 import { RegisterPicker } from '../components/RegisterPicker.tsx';
 import { coverageByDay, localMidnight, type DayCoverage, type Interval } from '../data/coverage.ts';
 import { registerLabel } from '../data/units.ts';
@@ -98,10 +99,7 @@ export function Coverage({ session, params }: { session: Session; params: URLSea
     <section class="coverage">
       <div class="controls">
         <OrgPicker session={session} value={org} />
-        <label>
-          Year
-          <input type="number" min={1970} max={9999} value={year} onChange={(e) => setParams({ year: (e.currentTarget as HTMLInputElement).value })} data-testid="year" />
-        </label>
+        <ParamInput label="Year" param="year" type="number" min={1970} max={9999} value={year} testId="year" />
         <span class="legend">
           <i class="day state-complete" /> complete <i class="day state-partial" /> partial <i class="day state-missing" /> missing <i class="day state-open" /> not over yet
         </span>

@@ -4,10 +4,10 @@
 import { useState } from 'preact/hooks';
 import { call } from '../api/client.ts';
 import type { Session } from '../api/session.ts';
-import { setParams } from '../app/route.ts';
 import { useAsync } from '../app/useAsync.ts';
 import { ErrorBox, Loading } from '../components/ErrorBox.tsx';
 import { OrgPicker, chosenOrganization } from '../components/OrgPicker.tsx';
+import { DayRangeInputs } from '../components/ParamInput.tsx';
 import { DAY_MS, formatInstant, isoDay, periodOf } from '../data/time.ts';
 import { codeLabel, DELIVERY_STATUSES, PRODUCT_TYPES } from '../data/units.ts';
 
@@ -206,14 +206,7 @@ export function Market({ session, params }: { session: Session; params: URLSearc
     <section class="market">
       <div class="controls">
         <OrgPicker session={session} value={org} />
-        <label>
-          From
-          <input type="date" value={from} onChange={(e) => setParams({ from: (e.currentTarget as HTMLInputElement).value })} data-testid="market-from" />
-        </label>
-        <label>
-          To (inclusive)
-          <input type="date" value={to} onChange={(e) => setParams({ to: (e.currentTarget as HTMLInputElement).value })} data-testid="market-to" />
-        </label>
+        <DayRangeInputs from={from} to={to} testIds={['market-from', 'market-to']} />
       </div>
       {org === undefined ? <p class="notice">Choose an organization.</p> : null}
       {!period ? <p class="notice">The period is not valid.</p> : null}

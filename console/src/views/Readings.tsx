@@ -11,6 +11,7 @@ import { TimeSeriesChart, type SeriesStyle, type ViewWindow } from '../chart/Tim
 import { DataTable } from '../components/DataTable.tsx';
 import { ErrorBox, Loading } from '../components/ErrorBox.tsx';
 import { OrgPicker, chosenOrganization } from '../components/OrgPicker.tsx';
+import { DayRangeInputs } from '../components/ParamInput.tsx';
 import { kindOf, RegisterPicker } from '../components/RegisterPicker.tsx';
 import { toCsv } from '../data/csv.ts';
 import { alignReadings, visibleRows, type Aligned } from '../data/series.ts';
@@ -133,14 +134,7 @@ export function Readings({ session, params }: { session: Session; params: URLSea
     <section class="readings">
       <div class="controls">
         <OrgPicker session={session} value={org} />
-        <label>
-          From
-          <input type="date" value={from} onChange={(e) => setParams({ from: (e.currentTarget as HTMLInputElement).value })} data-testid="from" />
-        </label>
-        <label>
-          To (inclusive)
-          <input type="date" value={to} onChange={(e) => setParams({ to: (e.currentTarget as HTMLInputElement).value })} data-testid="to" />
-        </label>
+        <DayRangeInputs from={from} to={to} testIds={['from', 'to']} />
         <label>
           Resolution
           <select value={resolution} onChange={(e) => setParams({ res: (e.currentTarget as HTMLSelectElement).value })} data-testid="resolution">
