@@ -21,9 +21,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { from as copyFrom } from 'pg-copy-streams';
-import { BLOCK_COPY_COLUMNS, encodeBlocks } from '../src/shared/readings/blocks.ts';
+import { BLOCK_COPY_COLUMNS, encodeBlocks, fillRowDays } from '../src/shared/readings/blocks.ts';
 import { withTransaction } from '../src/store/database.ts';
-import { recompute } from '../src/store/timeseries/postgres/blockDays.ts';
+import { dayCuts, lockedZones } from '../src/store/timeseries/postgres/blockDays.ts';
 import { blockQueryParams, blockQuerySql } from '../src/store/timeseries/postgres/blockRead.ts';
 import { ensureInfluxd, startInflux, type Influx } from './support/influx.ts';
 import { ilpBodies, questdbPeer } from './support/questdbPeer.ts';
@@ -94,9 +94,10 @@ let t0 = performance.now();
         values[k * PER_REGISTER + i] = valueOf(r + k, i);
       }
     const blocks = encodeBlocks(offsets, times, values, new Int32Array(n).fill(900), updatedAt, chunk);
+    // Their daily rollups for the registers' zone, filled in as a write does (blockWrite.ts).
+    const cuts = await withTransaction(db.pool, async (tx) => dayCuts(tx, await lockedZones(tx, chunk), blocks.blockDays[0]!, blocks.blockDays[blocks.blockDays.length - 1]!));
+    for (let k = 0; k < blocks.blockDays.length; k += 1) fillRowDays(blocks.copy, blocks.rowStarts[k]!, cuts(chunk[blocks.blockSeries[k]!]!, blocks.blockDays[k]!)!);
     await copyIn(`COPY reading_blocks ${BLOCK_COPY_COLUMNS} FROM STDIN (FORMAT binary)`, blocks.copy);
-    // Their daily rollups for the registers' zone, as a write (or the start after migration 006) computes them.
-    await withTransaction(db.pool, (tx) => recompute(tx, chunk));
   }
 }
 await db.pool.query('VACUUM (ANALYZE) reading_blocks');
