@@ -22,25 +22,18 @@ import { from as copyFrom } from 'pg-copy-streams';
 import { valueSymbol } from 'piscina';
 import parseReadingsTask, { type ParseResult } from '../workers/readings/task.ts';
 import { busyMs, hotFunctions, profileInProcess, readProfiles } from './support/cpuProfile.ts';
+import { numbers, questdbMode } from './support/env.ts';
 import { ensureInfluxd, startInflux, type Influx } from './support/influx.ts';
 import { writeResults } from './support/load.ts';
 import { fmt, median, mib, spread, timedRequest, waitForCpuIdle } from './support/measure.ts';
 import { createFleet } from './support/meterSetup.ts';
 import { ilpBodies, questdbPeer } from './support/questdbPeer.ts';
 import { copyBinary, lineProtocolBatches, monthStart, readingsBody, writeCopyCsv } from './support/readingsData.ts';
-import { ROOT, currentRss, peakRss, resetPeakRss, startBenchDatabase, startServerProcess, type BenchDatabase } from './support/serverProcess.ts';
+import { ROOT, currentRss, postReadings, startBenchDatabase, startServerProcess, type BenchDatabase, type PostFigures } from './support/serverProcess.ts';
 
-if (process.env.BACKEND === 'questdb') {
-  await import('./ingestQuestdb.ts');
-  process.exit(0);
-}
+await questdbMode(() => import('./ingestQuestdb.ts'));
 
-const RUNS = Number(process.env.RUNS ?? 5);
-const METERS = Number(process.env.METERS ?? 100);
-const REGISTERS_PER_METER = Number(process.env.REGISTERS_PER_METER ?? 10);
-const READINGS = Number(process.env.READINGS ?? 1000);
-const INFLUX_BATCH = Number(process.env.INFLUX_BATCH ?? 10_000);
-const INFLUX_CONCURRENCY = Number(process.env.INFLUX_CONCURRENCY ?? 2);
+const { RUNS, METERS, REGISTERS_PER_METER, READINGS, INFLUX_BATCH, INFLUX_CONCURRENCY } = numbers({ RUNS: 5, METERS: 100, REGISTERS_PER_METER: 10, READINGS: 1000, INFLUX_BATCH: 10_000, INFLUX_CONCURRENCY: 2 });
 const CPU_PROF = process.env.CPU_PROF === '1';
 const TOTAL = METERS * REGISTERS_PER_METER * READINGS;
 
@@ -84,20 +77,7 @@ async function settle(database: BenchDatabase): Promise<void> {
   }
 }
 
-interface PostFigures {
-  ms: number;
-  peakRss: number;
-}
-
-async function post(body: Buffer): Promise<PostFigures> {
-  const exact = resetPeakRss(server.pid);
-  let sampled = currentRss(server.pid);
-  const sampler = setInterval(() => (sampled = Math.max(sampled, currentRss(server.pid))), 20);
-  const r = await timedRequest(`${server.baseUrl}/api/readings`, 'POST', { authorization: `Bearer ${fleet.token}`, 'content-type': 'application/json' }, body);
-  clearInterval(sampler);
-  if (r.status !== 204) throw new Error(`POST /api/readings: ${r.status} ${r.body.slice(0, 1000)}`);
-  return { ms: r.ms, peakRss: exact ? peakRss(server.pid) : sampled };
-}
+const post = (body: Buffer): Promise<PostFigures> => postReadings(server, fleet.token, body);
 
 async function copyFile(file: string, format: 'csv' | 'binary', startMs: number): Promise<number> {
   const month = new Date(startMs);

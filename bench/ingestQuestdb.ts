@@ -14,25 +14,26 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { busyMs, hotFunctions, readProfiles } from './support/cpuProfile.ts';
+import { numbers, questdbUrls } from './support/env.ts';
 import { writeResults } from './support/load.ts';
-import { fmt, median, mib, pct, spread, timedRequest } from './support/measure.ts';
+import { fmt, median, mib, pct, spread } from './support/measure.ts';
 import { createFleet } from './support/meterSetup.ts';
 import { ilpBodies, questdbPeer } from './support/questdbPeer.ts';
 import { monthStart, readingsBody } from './support/readingsData.ts';
-import { ROOT, currentRss, peakRss, resetPeakRss, startBenchDatabase, startServerProcess } from './support/serverProcess.ts';
+import { ROOT, currentRss, postReadings, startBenchDatabase, startServerProcess } from './support/serverProcess.ts';
 
-const RUNS = Number(process.env.RUNS ?? 5);
-const METERS = Number(process.env.METERS ?? 100);
-const REGISTERS_PER_METER = Number(process.env.REGISTERS_PER_METER ?? 10);
-const READINGS = Number(process.env.READINGS ?? 1000);
-const PEER_BODIES = Number(process.env.PEER_BODIES ?? 10);
+const { RUNS, METERS, REGISTERS_PER_METER, READINGS, PEER_BODIES } = numbers({ RUNS: 5, METERS: 100, REGISTERS_PER_METER: 10, READINGS: 1000, PEER_BODIES: 10 });
 const CPU_PROF = process.env.CPU_PROF === '1';
+const PHASES = process.env.PHASES === '1';
 const TOTAL = METERS * REGISTERS_PER_METER * READINGS;
-const httpUrl = process.env.QUESTDB_HTTP_URL;
-const pgUrl = process.env.QUESTDB_PG_URL;
-if (!httpUrl || !pgUrl) {
-  console.log('BACKEND=questdb needs QUESTDB_HTTP_URL and QUESTDB_PG_URL (a running QuestDB); nothing measured.');
-  process.exit(0);
+const { httpUrl, pgUrl } = questdbUrls();
+/** The timings of a `QuestDB batch written` log line, in ms. */
+function phases(line: string): string {
+  const fields = JSON.parse(line) as Record<string, unknown>;
+  return Object.entries(fields)
+    .filter(([key, v]) => key.endsWith('Ms') && typeof v === 'number')
+    .map(([key, v]) => `${key.slice(0, -2)} ${fmt(v as number)}`)
+    .join(', ');
 }
 const flexTable = `bench_flex_${process.pid}`;
 const peer = (await questdbPeer(`bench_peer_${process.pid}`, httpUrl))!;
@@ -52,22 +53,17 @@ const server = await startServerProcess({
     QUESTDB_TABLE: flexTable,
     // Not measured here; the default port may be taken on a shared machine.
     MQTT_ENABLED: 'false',
+    ...(PHASES ? { LOG_LEVEL: 'debug' } : {}),
   },
   cpuProfDir: profileDir,
+  // PHASES=1: where each POST's time went, from the store's debug line.
+  onLine: PHASES ? (line) => line.includes('QuestDB batch written') && console.log(`  ${phases(line)}`) : undefined,
 });
 console.log(`${peer.version}; Flex pid ${server.pid} on table ${flexTable}, peer table ${peer.table}; creating ${METERS} meters × ${REGISTERS_PER_METER} registers`);
 const fleet = await createFleet(server.baseUrl, server.adminToken, { meters: METERS, registersPerMeter: REGISTERS_PER_METER, permissions: ['Meter.Organization.ReadWrite'] });
 const registerIds = fleet.registers.map((r) => r.id);
 
-async function post(body: Buffer): Promise<{ ms: number; peakRss: number }> {
-  const exact = resetPeakRss(server.pid);
-  let sampled = currentRss(server.pid);
-  const sampler = setInterval(() => (sampled = Math.max(sampled, currentRss(server.pid))), 20);
-  const r = await timedRequest(`${server.baseUrl}/api/readings`, 'POST', { authorization: `Bearer ${fleet.token}`, 'content-type': 'application/json' }, body);
-  clearInterval(sampler);
-  if (r.status !== 204) throw new Error(`POST /api/readings: ${r.status} ${r.body.slice(0, 1000)}`);
-  return { ms: r.ms, peakRss: exact ? peakRss(server.pid) : sampled };
-}
+const post = (body: Buffer) => postReadings(server, fleet.token, body);
 
 /** Readings of the month range Flex wrote, counted in QuestDB right after the 204. */
 const questdb = new pg.Client({ connectionString: pgUrl });
@@ -123,8 +119,13 @@ console.table([
 const ratios = {
   freshToQuestDb: median(samples.fresh.map(rate)) / median(samples.peer.map(rate)),
   correctionsToQuestDb: median(samples.corrections.map(rate)) / median(samples.peer.map(rate)),
+  // Each run's Flex against the QuestDB load right after it (load on a shared machine drifts
+  // between runs more than within one).
+  freshByRun: samples.fresh.map((ms, k) => samples.peer[k]! / ms),
+  correctionsByRun: samples.corrections.map((ms, k) => samples.peer[k]! / ms),
 };
 console.log(`Flex / QuestDB direct: fresh ${pct(ratios.freshToQuestDb)}, corrections ${pct(ratios.correctionsToQuestDb)} (target ≥ 60%)`);
+console.log(`  run by run: fresh ${ratios.freshByRun.map(pct).join(', ')}; corrections ${ratios.correctionsByRun.map(pct).join(', ')}`);
 console.log(`server peak RSS during one POST: fresh ${mib(Math.max(...rss.fresh))}, corrections ${mib(Math.max(...rss.corrections))}, idle before ${mib(median(rss.idle))} (target < 1 GiB)`);
 const profiles: Record<string, unknown> = {};
 const mainProfile = serverProfiles.sort((a, b) => busyMs(b) - busyMs(a))[0];

@@ -25,6 +25,7 @@ import { BLOCK_COPY_COLUMNS, encodeBlocks, fillRowDays } from '../src/shared/rea
 import { withTransaction } from '../src/store/database.ts';
 import { dayCuts, lockedZones } from '../src/store/timeseries/postgres/blockDays.ts';
 import { blockQueryParams, blockQuerySql } from '../src/store/timeseries/postgres/blockRead.ts';
+import { numbers, questdbMode } from './support/env.ts';
 import { ensureInfluxd, startInflux, type Influx } from './support/influx.ts';
 import { ilpBodies, questdbPeer } from './support/questdbPeer.ts';
 import { busyMs, hotFunctions, readProfiles } from './support/cpuProfile.ts';
@@ -34,14 +35,9 @@ import { createFleet } from './support/meterSetup.ts';
 import { copyBinary, lineProtocolBatches, valueOf } from './support/readingsData.ts';
 import { ROOT, startBenchDatabase, startServerProcess } from './support/serverProcess.ts';
 
-if (process.env.BACKEND === 'questdb') {
-  await import('./queryQuestdb.ts');
-  process.exit(0);
-}
+await questdbMode(() => import('./queryQuestdb.ts'));
 
-const REQUESTS = Number(process.env.REQUESTS ?? 40);
-const WARMUP = Number(process.env.WARMUP ?? 5);
-const CONCURRENCY = Number(process.env.CONCURRENCY ?? 1);
+const { REQUESTS, WARMUP, CONCURRENCY } = numbers({ REQUESTS: 40, WARMUP: 5, CONCURRENCY: 1 });
 const METERS = 10;
 const REGISTERS_PER_METER = 10;
 const YEAR = 2023;

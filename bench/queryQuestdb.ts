@@ -5,36 +5,36 @@
 //   - GET /api/readings/average/hourly, 1 register × 1 year      vs SAMPLE BY 1h, one register
 //   - GET /api/readings/average/hourly, 100 registers × 1 month  vs SAMPLE BY 1h, 100 registers
 //   - GET /api/readings?resolution=86400, 100 registers × 1 year vs SAMPLE BY 1d ALIGN TO CALENDAR TIME ZONE
-//   QUESTDB_HTTP_URL=… QUESTDB_PG_URL=… BACKEND=questdb npm run bench:query   (REQUESTS=40 WARMUP=5)
+//   QUESTDB_HTTP_URL=… QUESTDB_PG_URL=… BACKEND=questdb npm run bench:query   (REQUESTS=40 WARMUP=5, CPU_PROF=1 to profile)
+import fs from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
+import { busyMs, hotFunctions, readProfiles } from './support/cpuProfile.ts';
+import { numbers, questdbUrls } from './support/env.ts';
 import { writeResults } from './support/load.ts';
 import { fmt, percentile, timedRequest } from './support/measure.ts';
 import { createFleet } from './support/meterSetup.ts';
 import { ilpBodies, questdbPeer, type QuestDbAnswer } from './support/questdbPeer.ts';
-import { startBenchDatabase, startServerProcess } from './support/serverProcess.ts';
+import { ROOT, startBenchDatabase, startServerProcess } from './support/serverProcess.ts';
 
-const REQUESTS = Number(process.env.REQUESTS ?? 40);
-const WARMUP = Number(process.env.WARMUP ?? 5);
+const { REQUESTS, WARMUP } = numbers({ REQUESTS: 40, WARMUP: 5 });
 const YEAR = 2023;
 const TIME_ZONE = 'Europe/Amsterdam';
 const YEAR_START = Date.UTC(YEAR, 0, 1);
 const YEAR_END = Date.UTC(YEAR + 1, 0, 1);
 const PER_REGISTER = (YEAR_END - YEAR_START) / 900_000;
-const httpUrl = process.env.QUESTDB_HTTP_URL;
-const pgUrl = process.env.QUESTDB_PG_URL;
-if (!httpUrl || !pgUrl) {
-  console.log('BACKEND=questdb needs QUESTDB_HTTP_URL and QUESTDB_PG_URL (a running QuestDB); nothing measured.');
-  process.exit(0);
-}
+const { httpUrl, pgUrl } = questdbUrls();
 const flexTable = `bench_qflex_${process.pid}`;
 const peer = (await questdbPeer(`bench_qpeer_${process.pid}`, httpUrl))!;
 const flex = (await questdbPeer(flexTable, httpUrl))!;
 
 const db = await startBenchDatabase();
+const profileDir = process.env.CPU_PROF === '1' ? fs.mkdtempSync(path.join(os.tmpdir(), 'flex-bench-prof-')) : undefined;
 const server = await startServerProcess({
   databaseUrl: db.postgres.connectionString,
   dataDir: db.dataDir,
   env: { TIMESERIES_BACKEND: 'questdb', QUESTDB_HTTP_URL: httpUrl, QUESTDB_PG_URL: pgUrl, QUESTDB_TABLE: flexTable, MQTT_ENABLED: 'false' },
+  cpuProfDir: profileDir,
 });
 const fleet = await createFleet(server.baseUrl, server.adminToken, { meters: 10, registersPerMeter: 10, permissions: ['Meter.Organization.Read'], measurementType: 1, timeZone: TIME_ZONE });
 const ids = fleet.registers.map((r) => r.id);
@@ -111,6 +111,14 @@ const file = writeResults('query-questdb', {
 });
 console.log(`written ${file}`);
 await server.stop();
+if (profileDir) {
+  const main = readProfiles(profileDir).sort((a, b) => busyMs(b) - busyMs(a))[0];
+  if (main) {
+    console.log(`\nserver main thread, whole run (${fmt(busyMs(main))} ms busy), self time:`);
+    console.table(hotFunctions(main, 25, ROOT));
+  }
+  fs.rmSync(profileDir, { recursive: true, force: true });
+}
 await flex.dropTable();
 await peer.dropTable();
 await db.close();

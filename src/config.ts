@@ -108,7 +108,7 @@ export const CONFIG_DOCS: ConfigDoc[] = [
   { name: 'RATE_LIMIT_TOKEN_PER_MINUTE', default: '30', description: 'POST /oauth/token requests per client_id per minute; also failed MQTT CONNECTs per client id given as username (separate counter).' },
   { name: 'RATE_LIMIT_TOKEN_UNKNOWN_PER_MINUTE', default: '30', description: 'POST /oauth/token requests per client address per minute when the client_id is unknown; also failed MQTT CONNECTs per address when the username is not a client id.' },
   { name: 'RATE_LIMIT_API_PER_MINUTE', default: '0', description: 'Requests per OAuth client per minute on every other authenticated endpoint; 0 = no limit (the interface’s default). When set, those responses carry the X-Rate-Limit-* headers too.' },
-  { name: 'WORKER_THREADS', default: 'CPU count − 1 (at least 1)', description: 'Worker threads for CPU-heavy work: parsing reading batches, virtual registers.' },
+  { name: 'WORKER_THREADS', default: 'CPU count − 1 (at least 2)', description: 'Worker threads for CPU-heavy work: parsing reading batches, virtual registers. Large batches on QuestDB are parsed in slices on all of them at once.' },
   { name: 'TIMESERIES_BACKEND', default: 'postgres', description: 'Where readings live: `postgres` (the same database, nothing extra) or `questdb` (needs QUESTDB_HTTP_URL and QUESTDB_PG_URL).' },
   { name: 'QUESTDB_HTTP_URL', default: '(unset)', description: 'QuestDB HTTP endpoint for ILP writes, e.g. http://localhost:9000.' },
   { name: 'QUESTDB_PG_URL', default: '(unset)', description: 'QuestDB PostgreSQL-wire endpoint for queries, e.g. postgres://admin:quest@localhost:8812/qdb.' },
@@ -249,7 +249,8 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitTokenPerMinute: r.int('RATE_LIMIT_TOKEN_PER_MINUTE', 30, 1),
     rateLimitTokenUnknownPerMinute: r.int('RATE_LIMIT_TOKEN_UNKNOWN_PER_MINUTE', 30, 1),
     rateLimitApiPerMinute: r.int('RATE_LIMIT_API_PER_MINUTE', 0, 0),
-    workerThreads: r.int('WORKER_THREADS', Math.max(1, availableParallelism() - 1), 1, 256),
+    // At least 2: on a 2-CPU machine the main thread mostly waits while a large batch is parsed.
+    workerThreads: r.int('WORKER_THREADS', Math.max(2, availableParallelism() - 1), 1, 256),
     timeseriesBackend: r.oneOf('TIMESERIES_BACKEND', ['postgres', 'questdb'] as const, 'postgres'),
     questdbHttpUrl: r.raw('QUESTDB_HTTP_URL'),
     questdbPgUrl: r.raw('QUESTDB_PG_URL'),

@@ -1,12 +1,12 @@
 // The Piscina pool for CPU-heavy work (DESIGN.md): reading batches, aggregation, virtual
 // registers. One pool, several task files. Run from TypeScript sources (tests, `npm run dev`)
 // the workers load tsx; run from dist/ they load the compiled .js files.
-import { availableParallelism } from 'node:os';
 import type { TransferListItem } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type aggregateTask from '../workers/readings/aggregateTask.ts';
 import type ilpTask from '../workers/readings/ilpTask.ts';
 import type readingsTask from '../workers/readings/task.ts';
+import type sliceTask from '../workers/readings/sliceTask.ts';
 import type virtualTask from '../workers/virtual/task.ts';
 
 /** The task entry points Piscina loads, by file: `run` takes each one's input and returns its
@@ -15,6 +15,7 @@ interface WorkerTasks {
   'readings/task': typeof readingsTask;
   'readings/aggregateTask': typeof aggregateTask;
   'readings/ilpTask': typeof ilpTask;
+  'readings/sliceTask': typeof sliceTask;
   'virtual/task': typeof virtualTask;
 }
 export type WorkerTaskFile = keyof WorkerTasks;
@@ -24,9 +25,12 @@ const extension = fromSource ? '.ts' : '.js';
 
 export class WorkerPool {
   private readonly piscina: Piscina;
+  /** Threads at most: how many tasks run at once. */
+  readonly size: number;
 
   /** `minThreads` stay started (the server keeps one warm; a CLI starts them on demand). */
   constructor(threads: number, minThreads = 1) {
+    this.size = Math.max(1, threads);
     this.piscina = new Piscina({
       minThreads: Math.min(minThreads, Math.max(1, threads)),
       maxThreads: Math.max(1, threads),
@@ -48,10 +52,6 @@ export class WorkerPool {
   close(): Promise<void> {
     return this.piscina.destroy();
   }
-}
-
-export function defaultWorkerThreads(): number {
-  return Math.max(1, availableParallelism() - 1);
 }
 
 /** An ArrayBuffer holding exactly these bytes, safe to transfer (pooled small Buffers are copied). */

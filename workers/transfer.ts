@@ -3,7 +3,8 @@
 import { move, transferableSymbol, valueSymbol } from 'piscina';
 
 export function transfer<T extends object>(value: T, buffers: ArrayBufferLike[]): T {
-  const unique = [...new Set(buffers)].filter((b) => b.byteLength > 0);
+  // Shared memory is shared, not transferred.
+  const unique = [...new Set(buffers)].filter((b) => b instanceof ArrayBuffer && b.byteLength > 0);
   return move({
     get [transferableSymbol]() {
       return unique;
@@ -12,4 +13,11 @@ export function transfer<T extends object>(value: T, buffers: ArrayBufferLike[])
       return value;
     },
   } as never) as unknown as T;
+}
+
+/** A column safe to hand back: the array itself when it is in shared memory or starts its
+ * buffer (the rest of that buffer is capacity never written, so never resident), else an
+ * exact-size copy. */
+export function own<T extends Float64Array | Int32Array>(column: T): T {
+  return column.buffer instanceof SharedArrayBuffer || column.byteOffset === 0 ? column : (column.slice() as T);
 }

@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { pino } from 'pino';
 import { startEmbeddedPostgres, type RunningPostgres } from '../../src/store/embeddedPostgres.ts';
+import { timedRequest } from './measure.ts';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -55,6 +56,8 @@ export interface ServerOptions {
   env?: Record<string, string>;
   /** When set, the server runs under `node --cpu-prof` and writes its profile here at exit. */
   cpuProfDir?: string;
+  /** Called with each line the server writes on stdout (its log), after the start. */
+  onLine?: (line: string) => void;
 }
 
 /** `node --import tsx src/main.ts` against the given database, like `npm run dev`. */
@@ -81,7 +84,13 @@ export async function startServerProcess(o: ServerOptions): Promise<ServerProces
     void exited.then(() => reject(new Error(`the server exited during start:\n${output}`)));
   });
   // Keep draining its output (warnings) so the pipe never fills.
-  child.stdout!.on('data', () => undefined);
+  let partial = '';
+  child.stdout!.on('data', (chunk: Buffer) => {
+    if (!o.onLine) return;
+    const lines = (partial + chunk.toString()).split('\n');
+    partial = lines.pop()!;
+    for (const line of lines) o.onLine(line);
+  });
   return {
     child,
     pid: child.pid!,
@@ -113,4 +122,21 @@ export function resetPeakRss(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+export interface PostFigures {
+  ms: number;
+  /** The server's peak RSS during the POST (VmHWM, or sampled every 20 ms where it cannot be reset). */
+  peakRss: number;
+}
+
+/** POST /api/readings of `body`, timed from the first byte sent to the 204. */
+export async function postReadings(server: ServerProcess, token: string, body: Buffer): Promise<PostFigures> {
+  const exact = resetPeakRss(server.pid);
+  let sampled = currentRss(server.pid);
+  const sampler = setInterval(() => (sampled = Math.max(sampled, currentRss(server.pid))), 20);
+  const r = await timedRequest(`${server.baseUrl}/api/readings`, 'POST', { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body);
+  clearInterval(sampler);
+  if (r.status !== 204) throw new Error(`POST /api/readings: ${r.status} ${r.body.slice(0, 1000)}`);
+  return { ms: r.ms, peakRss: exact ? peakRss(server.pid) : sampled };
 }

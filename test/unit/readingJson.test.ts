@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isoUtc, roundComputed, seriesJson, seriesJsonById } from '../../src/store/timeseries/readingJson.ts';
+import { computedText, isoUtc, roundComputed, seriesJson, seriesJsonById } from '../../src/store/timeseries/readingJson.ts';
 
 describe('reading JSON', () => {
   it('writes instants exactly as Date#toISOString does', () => {
@@ -81,5 +81,13 @@ describe('reading JSON', () => {
     const empty = { registerId: 2, timestamps: new Float64Array(0), values: new Float64Array(0), resolutions: new Int32Array(0), updatedAt: new Float64Array(0) };
     expect([...seriesJsonById([one(1), empty]).keys()]).toEqual([1]);
     expect(seriesJson(empty).toString()).toBe('[]');
+  });
+
+  it('writes a computed value as the text of the rounded number, whatever its size', () => {
+    const values = [0.1 + 0.2, 89.14799999999998, -12.34575, 1e21 + 1, 5e-7 / 3, 0.000123456789, 123456789012.5, 1234567890123.4, -0.5, 2 / 3, 1 / 3e10, 12.5, 100];
+    for (let k = 0; k < 100_000; k += 1) {
+      values.push(k % 2 ? (Math.random() - 0.5) * 10 ** (Math.floor(Math.random() * 40) - 20) : Math.round(Math.random() * 1e6) / 1000 / (1 + (k % 7)));
+    }
+    for (const v of values) expect(computedText(v), String(v)).toBe(String(roundComputed(v)));
   });
 });

@@ -7,7 +7,7 @@
 // sorted, de-duplicated and encoded as COPY rows and posted on the port, so the main thread can
 // COPY them while parsing goes on. The final result still holds every row (columns only), for the
 // main thread to fall back on whenever streaming cannot finish the job.
-import { transfer } from '../transfer.ts';
+import { own, transfer } from '../transfer.ts';
 import { encodeBlocks } from '../../src/shared/readings/blocks.ts';
 import { COPY_HEADER, encodeCopy } from '../../src/shared/readings/pgCopy.ts';
 import type { ParseResult, ParseTask, ReadingChunk } from '../../src/shared/readings/contract.ts';
@@ -83,11 +83,9 @@ export default function parseReadingsTask(task: ParseTask): ParseResult {
   }
   if (!outcome.ok) return { ...outcome, chunks: emitter?.sent() ?? 0 };
   const { batch } = outcome;
-  // Typed arrays that are views into a larger buffer would transfer the whole buffer: copy them
-  // to exact-size arrays first (cheap next to parsing).
-  const timestamps = batch.timestamps.slice();
-  const values = batch.values.slice();
-  const resolutions = batch.resolutions.slice();
+  const timestamps = own(batch.timestamps);
+  const values = own(batch.values);
+  const resolutions = own(batch.resolutions);
   const copy = task.encoding === 'pgCopy' ? new Uint8Array(encodeCopy(timestamps, values, resolutions, task.updatedAtMs)) : undefined;
   const blocks = task.encoding === 'pgBlocks' ? encodeBlocks(batch.offsets, timestamps, values, resolutions, task.updatedAtMs) : undefined;
   const result: ParseResult = { ok: true, series: batch.series, offsets: batch.offsets, timestamps, values, resolutions, months: batch.months, copy, blocks, chunks: emitter?.sent() ?? 0 };

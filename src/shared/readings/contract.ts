@@ -3,7 +3,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { Bucketing, StoredBlock } from './aggregate.ts';
 import type { EncodedBlocks } from './blocks.ts';
-import type { FieldError, ParsedBatch, ParsedSeries } from './parseReadings.ts';
+import type { FieldError, ParsedBatch, ParsedSeries, RowColumns } from './parseReadings.ts';
 
 /** What the rows are encoded as besides columns: `pgCopy` = PostgreSQL binary COPY rows
  * (pgCopy.ts), `pgBlocks` = COPY rows of register-day blocks (blocks.ts), register ids left 0
@@ -43,3 +43,17 @@ export interface AggregateTask {
   start: number;
   end: number;
 }
+
+/** One slice of a body cut at meter boundaries (parseReadingsSlice): `body` up to `end`. With
+ * `giveBack`, the body's buffer (transferred in) comes back with the result. */
+export interface SliceTask {
+  body: Uint8Array;
+  end: number;
+  first: boolean;
+  last: boolean;
+  giveBack: boolean;
+  /** Where to write the rows (shared memory the caller lends; parseReadingsSlice). */
+  columns?: RowColumns;
+}
+
+export type SliceResult = ((ParsedBatch & { ok: true; meters: number }) | { ok: false }) & { body?: Uint8Array };

@@ -40,6 +40,18 @@ export const MAX_RESOLUTION = 366 * 86400;
 /** Meter and register externalIds: 1 to this many characters (src/meter/schemas.ts). */
 export const MAX_ID_LENGTH = 200;
 
+/** Columns for rows (Rows.over): e.g. in memory lent by the caller. */
+export interface RowColumns {
+  timestamps: Float64Array;
+  values: Float64Array;
+  resolutions: Int32Array;
+  series: Int32Array;
+}
+
+/** Bytes a valid reading takes at least: `{"timestamp":"…20…","value":0,"resolution":1}` and a
+ * comma. A body of b bytes holds at most b / MIN_READING_BYTES readings. */
+export const MIN_READING_BYTES = 61;
+
 export class Rows {
   size = 0;
   timestamps = new Float64Array(1024);
@@ -48,7 +60,14 @@ export class Rows {
   series = new Int32Array(1024);
 
   constructor(expected: number) {
-    this.grow(Math.max(1024, expected));
+    if (expected >= 0) this.grow(Math.max(1024, expected));
+  }
+
+  /** Rows written into the given columns (new ones, copied, only if they fill up). */
+  static over(columns: RowColumns): Rows {
+    const rows = new Rows(-1);
+    Object.assign(rows, { timestamps: columns.timestamps, values: columns.values, resolutions: columns.resolutions, series: columns.series });
+    return rows;
   }
 
   private grow(capacity: number): void {
@@ -305,9 +324,32 @@ function parseRegister(ctx: Context, meterId: string | undefined, meterPath: str
   ctx.rows.series.fill(series, startRow, ctx.rows.size);
 }
 
-/** Groups rows by series (stable), sorts each series by time, keeps the last of equal timestamps. */
-export function group(rows: Rows, seriesCount: number): Omit<ParsedBatch, 'series' | 'months'> & { kept: number } {
+/** Whether rows are already grouped (each series' rows contiguous, series in order of first
+ * appearance) with strictly increasing timestamps within a series: what a client sending one
+ * register after another in time order posts, nearly always. */
+function alreadyGrouped(rows: Rows, seriesCount: number): boolean {
+  const { series, timestamps } = rows;
   const n = rows.size;
+  if (n > 0 && series[0] !== 0) return false;
+  for (let i = 1; i < n; i += 1) {
+    const step = series[i]! - series[i - 1]!;
+    if (step === 0 ? timestamps[i]! <= timestamps[i - 1]! : step !== 1) return false;
+  }
+  return n === 0 ? seriesCount === 0 : series[n - 1] === seriesCount - 1;
+}
+
+/** Groups rows by series (stable), sorts each series by time, keeps the last of equal timestamps.
+ * `inPlace`: when the rows are already grouped and sorted, the columns returned are views of
+ * `rows`' own arrays, not copies (for a caller that does not reuse `rows`; measured: the copy
+ * was a quarter of parsing a 1M-reading body). */
+export function group(rows: Rows, seriesCount: number, inPlace = false): Omit<ParsedBatch, 'series' | 'months'> & { kept: number } {
+  const n = rows.size;
+  if (inPlace && alreadyGrouped(rows, seriesCount)) {
+    const offsets = new Int32Array(seriesCount + 1);
+    for (let i = 1; i < n; i += 1) if (rows.series[i] !== rows.series[i - 1]) offsets[rows.series[i]!] = i;
+    offsets[seriesCount] = n;
+    return { offsets, timestamps: rows.timestamps.subarray(0, n), values: rows.values.subarray(0, n), resolutions: rows.resolutions.subarray(0, n), kept: n };
+  }
   const counts = new Int32Array(seriesCount + 1);
   for (let i = 0; i < n; i += 1) counts[rows.series[i]! + 1]! += 1;
   for (let s = 0; s < seriesCount; s += 1) counts[s + 1]! += counts[s]!;
@@ -360,9 +402,68 @@ export function monthsOf(timestamps: Float64Array): number[] {
  * was refused yet (the streaming ingest hands completed meters on while parsing continues). */
 export type MeterHook = (rows: Rows, series: readonly ParsedSeries[], clean: boolean) => void;
 
+/** One element of `meters`: the meter object at the cursor, its registers' rows into ctx. */
+function parseMeter(ctx: Context, m: number): void {
+  const cursor = ctx.cursor;
+  const meterPath = `meters[${m}]`;
+  let meterId: string | undefined;
+  let idSeen = false;
+  let registersStart = -1;
+  let registersEnd = -1;
+  const parseRegisters = () => parseArray(ctx, `${meterPath}.registers`, (r) => parseRegister(ctx, meterId, `${meterPath}.id`, `${meterPath}.registers[${r}]`));
+  parseObject(
+    ctx,
+    meterPath,
+    {
+      id: () => {
+        idSeen = true;
+        meterId = parseStringField(ctx, `${meterPath}.id`);
+      },
+      registers: () => {
+        if (idSeen) return parseRegisters();
+        // The meter id follows its registers: skip them now, read them once the id is known.
+        registersStart = cursor.pos;
+        cursor.skipValue();
+        registersEnd = cursor.pos;
+      },
+    },
+    ['id', 'registers'],
+  );
+  if (registersStart !== -1) {
+    const resume = cursor.pos;
+    cursor.pos = registersStart;
+    parseRegisters();
+    if (cursor.pos !== registersEnd) cursor.fail('internal: registers re-read mismatch');
+    cursor.pos = resume;
+  }
+}
+
+function newContext(bytes: Uint8Array, columns?: RowColumns): Context {
+  return { cursor: new JsonCursor(bytes), rows: columns ? Rows.over(columns) : new Rows(Math.ceil(bytes.length / 48)), errors: [], seriesIndex: new Map(), series: [] };
+}
+
+/** The parsed rows of a context without errors, grouped and sorted. */
+function batchOf(ctx: Context): ParsedBatch {
+  const grouped = group(ctx.rows, ctx.series.length, true);
+  for (let s = 0; s < ctx.series.length; s += 1) {
+    const from = grouped.offsets[s]!;
+    const to = grouped.offsets[s + 1]!;
+    ctx.series[s]!.first = to > from ? grouped.timestamps[from]! : NaN;
+    ctx.series[s]!.last = to > from ? grouped.timestamps[to - 1]! : NaN;
+  }
+  return {
+    series: ctx.series,
+    offsets: grouped.offsets,
+    timestamps: grouped.timestamps,
+    values: grouped.values,
+    resolutions: grouped.resolutions,
+    months: monthsOf(grouped.timestamps),
+  };
+}
+
 export function parseReadings(bytes: Uint8Array, onMeter?: MeterHook): ParseOutcome {
-  const cursor = new JsonCursor(bytes);
-  const ctx: Context = { cursor, rows: new Rows(Math.ceil(bytes.length / 48)), errors: [], seriesIndex: new Map(), series: [] };
+  const ctx = newContext(bytes);
+  const cursor = ctx.cursor;
   try {
     parseObject(
       ctx,
@@ -370,38 +471,7 @@ export function parseReadings(bytes: Uint8Array, onMeter?: MeterHook): ParseOutc
       {
         meters: () =>
           parseArray(ctx, 'meters', (m) => {
-            const meterPath = `meters[${m}]`;
-            let meterId: string | undefined;
-            let idSeen = false;
-            let registersStart = -1;
-            let registersEnd = -1;
-            const parseRegisters = () =>
-              parseArray(ctx, `${meterPath}.registers`, (r) => parseRegister(ctx, meterId, `${meterPath}.id`, `${meterPath}.registers[${r}]`));
-            parseObject(
-              ctx,
-              meterPath,
-              {
-                id: () => {
-                  idSeen = true;
-                  meterId = parseStringField(ctx, `${meterPath}.id`);
-                },
-                registers: () => {
-                  if (idSeen) return parseRegisters();
-                  // The meter id follows its registers: skip them now, read them once the id is known.
-                  registersStart = cursor.pos;
-                  cursor.skipValue();
-                  registersEnd = cursor.pos;
-                },
-              },
-              ['id', 'registers'],
-            );
-            if (registersStart !== -1) {
-              const resume = cursor.pos;
-              cursor.pos = registersStart;
-              parseRegisters();
-              if (cursor.pos !== registersEnd) cursor.fail('internal: registers re-read mismatch');
-              cursor.pos = resume;
-            }
+            parseMeter(ctx, m);
             onMeter?.(ctx.rows, ctx.series, ctx.errors.length === 0);
           }),
       },
@@ -415,22 +485,75 @@ export function parseReadings(bytes: Uint8Array, onMeter?: MeterHook): ParseOutc
     throw err;
   }
   if (ctx.errors.length > 0) return { ok: false, syntax: false, errors: ctx.errors };
-  const grouped = group(ctx.rows, ctx.series.length);
-  for (let s = 0; s < ctx.series.length; s += 1) {
-    const from = grouped.offsets[s]!;
-    const to = grouped.offsets[s + 1]!;
-    ctx.series[s]!.first = to > from ? grouped.timestamps[from]! : NaN;
-    ctx.series[s]!.last = to > from ? grouped.timestamps[to - 1]! : NaN;
+  return { ok: true, batch: batchOf(ctx) };
+}
+
+// Parsing a large body on several threads at once (the QuestDB store; measured in
+// docs/benchmarks-meter.md). The body is cut between two elements of `meters` (meterCuts), each
+// slice is parsed on its own (parseReadingsSlice) and the slices' batches are joined. A slice is
+// accepted only when it parses exactly, with nothing refused: a cut that was not a real boundary
+// between meters makes the slice before it end in the middle of a value (parsing a slice reads
+// the same bytes as parsing the whole body would, up to the cut), so is never accepted. Any
+// slice not accepted, for whatever reason (a refused value, a cut in the wrong place), and the
+// whole body is parsed again in one piece: the errors and their paths are exactly those of
+// parseReadings.
+
+/** What separates two meters in a compact body sent in the documented key order: the end of a
+ * value object, of its values array, of its register, of the registers array and of the meter. */
+const METER_BOUNDARY = Uint8Array.from(']}]},{', (c) => c.charCodeAt(0));
+
+/** Offsets where `bytes` may be cut into `parts` slices of about equal size, each cut at the `{`
+ * opening a meter (a guess: parseReadingsSlice verifies it). Fewer cuts when none is found. */
+export function meterCuts(bytes: Uint8Array, parts: number): number[] {
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const cuts: number[] = [];
+  let from = 0;
+  for (let k = 1; k < parts; k += 1) {
+    const at = buffer.indexOf(METER_BOUNDARY, Math.max(from, Math.floor((k * bytes.length) / parts)));
+    if (at === -1) break;
+    const cut = at + METER_BOUNDARY.length - 1;
+    cuts.push(cut);
+    from = cut + 1;
   }
-  return {
-    ok: true,
-    batch: {
-      series: ctx.series,
-      offsets: grouped.offsets,
-      timestamps: grouped.timestamps,
-      values: grouped.values,
-      resolutions: grouped.resolutions,
-      months: monthsOf(grouped.timestamps),
-    },
-  };
+  return cuts;
+}
+
+/** A slice's batch (series paths count its meters from 0), or not accepted. */
+export type SliceOutcome = { ok: true; batch: ParsedBatch; meters: number } | { ok: false };
+
+/** Parses the slice of a body between two cuts: the first slice starts with the document's
+ * opening `{"meters":[`, the last ends with its closing `]}`, the others hold meters only, every
+ * slice but the last ending with the comma after its last meter. */
+export function parseReadingsSlice(bytes: Uint8Array, first: boolean, last: boolean, columns?: RowColumns): SliceOutcome {
+  const ctx = newContext(bytes, columns);
+  const c = ctx.cursor;
+  let meters = 0;
+  try {
+    if (first) {
+      c.expect(0x7b, "'{'");
+      c.peek();
+      if (!c.keyIs('meters')) return { ok: false };
+      c.expect(0x3a, "':'");
+      c.expect(0x5b, "'['");
+    }
+    for (;;) {
+      parseMeter(ctx, meters);
+      meters += 1;
+      if (ctx.errors.length > 0) return { ok: false };
+      const next = c.peek();
+      if (next === 0x2c) {
+        c.pos += 1;
+        if (!last && c.peek() === -1) break;
+      } else if (next === 0x5d && last) {
+        c.pos += 1;
+        c.expect(0x7d, "'}'");
+        if (c.peek() !== -1) return { ok: false };
+        break;
+      } else return { ok: false };
+    }
+  } catch (err) {
+    if (err instanceof JsonSyntaxError) return { ok: false };
+    throw err;
+  }
+  return { ok: true, batch: batchOf(ctx), meters };
 }

@@ -90,78 +90,27 @@ export function roundComputed(value: number): number {
   return Number(value.toPrecision(COMPUTED_DIGITS));
 }
 
-/** A JSON number; a non-finite one (an overflowing sum) becomes null, as JSON.stringify does. */
-function putNumber(out: Buffer, at: number, value: number): number {
-  return Number.isFinite(value) ? putText(out, at, String(value)) : put(out, at, NULL);
+/** String(roundComputed(value)) for a finite value, with one conversion instead of three:
+ * toPrecision's text without its trailing zeros is the shortest text of the number it names
+ * (at most 12 significant digits: no shorter decimal names the same double). Measured: 74,400
+ * hourly averages took ~3× as long through Number() and String() (docs/benchmarks-meter.md). */
+export function computedText(value: number): string {
+  if (value === 0 || Number.isInteger(value)) return String(value);
+  const text = value.toPrecision(COMPUTED_DIGITS);
+  if (text.includes('e')) return String(Number(text));
+  let end = text.length;
+  if (text.includes('.')) {
+    while (text.charCodeAt(end - 1) === 48) end -= 1;
+    if (text.charCodeAt(end - 1) === 46) end -= 1;
+  }
+  return end === text.length ? text : text.slice(0, end);
 }
 
-/**
- * The text of roundComputed(value), written from String(value) alone: the hot path of bucket
- * answers (74,400 averages per 100 registers × a month), where toPrecision, Number and String
- * cost three conversions a value (docs/benchmarks-meter.md, fifth session). String(value) is
- * the shortest text that reads back as `value`; when it has at most COMPUTED_DIGITS significant
- * digits it is the answer, else its digits rounded half up at COMPUTED_DIGITS are: the exact
- * value lies on the same side of the rounding boundary as the shortest text unless that text
- * ends exactly on the boundary (…5), which, like exponents, |value| ≥ 1e12 and carries past
- * the first digit, goes the slow way. Equal to String(roundComputed(v)): test/unit/readingJson.test.ts.
- */
-function putComputed(out: Buffer, at: number, value: number): number {
+/** A JSON number (a bucket's: rounded, computedText); a non-finite one (an overflowing sum)
+ * becomes null, as JSON.stringify does. */
+function putNumber(out: Buffer, at: number, value: number, computed: boolean): number {
   if (!Number.isFinite(value)) return put(out, at, NULL);
-  const text = String(value);
-  const n = text.length;
-  let i = 0;
-  if (text.charCodeAt(0) === 45) i = 1; // -
-  // Leading zeros ("0.000…") are not significant.
-  let first = i;
-  while (first < n && (text.charCodeAt(first) === 48 || text.charCodeAt(first) === 46)) first += 1;
-  let digits = 0;
-  let cut = -1; // index of the first character after COMPUTED_DIGITS significant digits
-  let point = -1;
-  for (let k = i; k < n; k += 1) {
-    const c = text.charCodeAt(k);
-    if (c === 46) {
-      point = k;
-      continue;
-    }
-    if (c < 48 || c > 57) return putSlow(out, at, value); // an exponent
-    if (k >= first) {
-      digits += 1;
-      if (digits === COMPUTED_DIGITS + 1 && cut < 0) cut = k;
-    }
-  }
-  if (digits <= COMPUTED_DIGITS) return putText(out, at, text);
-  // The cut must be in the fraction (|value| < 1e12) for the rest to be dropped.
-  if (point < 0 || cut < point) return putSlow(out, at, value);
-  const next = text.charCodeAt(cut);
-  let up = next > 53;
-  if (next === 53) {
-    let more = false;
-    for (let k = cut + 1; k < n; k += 1) if (text.charCodeAt(k) !== 48) more = true;
-    if (!more) return putSlow(out, at, value);
-    up = true;
-  }
-  const start = at;
-  for (let k = 0; k < cut; k += 1) out[at++] = text.charCodeAt(k);
-  if (up) {
-    let k = at - 1;
-    for (; k >= start; k -= 1) {
-      const c = out[k]!;
-      if (c === 46) continue;
-      if (c === 57) out[k] = 48;
-      else break;
-    }
-    // A carry past the first digit (9.99… → 10) changes the length: the slow way.
-    if (k < start || out[k] === 45) return putSlow(out, start, value);
-    out[k] = out[k]! + 1;
-  }
-  // Trailing zeros of the fraction, then a bare point, go.
-  while (out[at - 1] === 48) at -= 1;
-  if (out[at - 1] === 46) at -= 1;
-  return at;
-}
-
-function putSlow(out: Buffer, at: number, value: number): number {
-  return putNumber(out, at, roundComputed(value));
+  return putText(out, at, computed ? computedText(value) : String(value));
 }
 
 /** The series as a JSON array of Reading: periodTo = timestamp + the row's resolution; the
@@ -195,7 +144,7 @@ export function seriesJson(series: Series, bucketSeconds?: number): Buffer {
     at = put(out, at, PERIOD_TO);
     at = putIso(out, at, t + seconds * 1000);
     at = put(out, at, updated);
-    at = bucketSeconds === undefined ? putNumber(out, at, values[i]!) : putComputed(out, at, values[i]!);
+    at = putNumber(out, at, values[i]!, bucketSeconds !== undefined);
     at = put(out, at, tail);
   }
   out[at++] = 93; // ]
