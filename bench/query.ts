@@ -11,20 +11,29 @@
 // reading, as migration 002 made `readings`; the same embedded server). Requests to all of them
 // alternate one by one, so background load on this shared machine hits all alike.
 //   npm run bench:query     (REQUESTS=40 WARMUP=5 CONCURRENCY=1)
+//   CPU_PROF=1 npm run bench:query   only ours, no peers: the server under `node --cpu-prof`,
+//     restarted for each question (QUESTIONS=0,3 picks some), its top self time printed per
+//     question, and EXPLAIN (ANALYZE, BUFFERS) of the store's block query for each.
 // BACKEND=questdb (with QUESTDB_HTTP_URL, QUESTDB_PG_URL): Flex on QuestDB against the same
 // SAMPLE BY questions sent to QuestDB directly instead (bench/queryQuestdb.ts).
+import fs from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { from as copyFrom } from 'pg-copy-streams';
-import { BLOCK_COPY_COLUMNS, encodeBlocks } from '../src/shared/readings/blocks.ts';
+import { BLOCK_COPY_COLUMNS, encodeBlocks, fillRowDays } from '../src/shared/readings/blocks.ts';
+import { withTransaction } from '../src/store/database.ts';
+import { dayCuts, lockedZones } from '../src/store/timeseries/postgres/blockDays.ts';
+import { blockQueryParams, blockQuerySql } from '../src/store/timeseries/postgres/blockRead.ts';
 import { numbers, questdbMode } from './support/env.ts';
 import { ensureInfluxd, startInflux, type Influx } from './support/influx.ts';
 import { ilpBodies, questdbPeer } from './support/questdbPeer.ts';
+import { busyMs, hotFunctions, readProfiles } from './support/cpuProfile.ts';
 import { writeResults } from './support/load.ts';
 import { fmt, mapConcurrent, percentile, timedRequest, waitForCpuIdle } from './support/measure.ts';
 import { createFleet } from './support/meterSetup.ts';
 import { copyBinary, lineProtocolBatches, valueOf } from './support/readingsData.ts';
-import { startBenchDatabase, startServerProcess } from './support/serverProcess.ts';
+import { ROOT, startBenchDatabase, startServerProcess } from './support/serverProcess.ts';
 
 await questdbMode(() => import('./queryQuestdb.ts'));
 
@@ -36,9 +45,11 @@ const TIME_ZONE = 'Europe/Amsterdam';
 const YEAR_START = Date.UTC(YEAR, 0, 1);
 const YEAR_END = Date.UTC(YEAR + 1, 0, 1);
 const PER_REGISTER = (YEAR_END - YEAR_START) / 900_000;
+const CPU_PROF = process.env.CPU_PROF === '1';
+const QUESTIONS = process.env.QUESTIONS?.split(',').map(Number);
 
 const db = await startBenchDatabase();
-const server = await startServerProcess({ databaseUrl: db.postgres.connectionString, dataDir: db.dataDir });
+let server = await startServerProcess({ databaseUrl: db.postgres.connectionString, dataDir: db.dataDir });
 // Active-energy registers (summed into days) in a European zone (days are local days, 23 and 25
 // hours long at the DST changes).
 const fleet = await createFleet(server.baseUrl, server.adminToken, {
@@ -79,30 +90,36 @@ let t0 = performance.now();
         values[k * PER_REGISTER + i] = valueOf(r + k, i);
       }
     const blocks = encodeBlocks(offsets, times, values, new Int32Array(n).fill(900), updatedAt, chunk);
+    // Their daily rollups for the registers' zone, filled in as a write does (blockWrite.ts).
+    const cuts = await withTransaction(db.pool, async (tx) => dayCuts(tx, await lockedZones(tx, chunk), blocks.blockDays[0]!, blocks.blockDays[blocks.blockDays.length - 1]!));
+    for (let k = 0; k < blocks.blockDays.length; k += 1) fillRowDays(blocks.copy, blocks.rowStarts[k]!, cuts(chunk[blocks.blockSeries[k]!]!, blocks.blockDays[k]!)!);
     await copyIn(`COPY reading_blocks ${BLOCK_COPY_COLUMNS} FROM STDIN (FORMAT binary)`, blocks.copy);
   }
 }
 await db.pool.query('VACUUM (ANALYZE) reading_blocks');
 console.log(`  ${fmt(performance.now() - t0)} ms including VACUUM ANALYZE`);
 
-console.log('loading the same rows into the former row layout (row_readings) by binary COPY');
-t0 = performance.now();
-await db.pool.query(`CREATE TABLE row_readings (register_id int NOT NULL, ts timestamptz NOT NULL, value double precision NOT NULL,
-  resolution int NOT NULL, updated_at timestamptz NOT NULL, PRIMARY KEY (register_id, ts)) PARTITION BY RANGE (ts)`);
-for (let m = 0; m < 12; m += 1)
-  await db.pool.query(`CREATE TABLE row_readings_${m} PARTITION OF row_readings FOR VALUES FROM ('${new Date(Date.UTC(YEAR, m, 1)).toISOString()}') TO ('${new Date(Date.UTC(YEAR, m + 1, 1)).toISOString()}')`);
-await copyIn('COPY row_readings (register_id, ts, value, resolution, updated_at) FROM STDIN (FORMAT binary)', copyBinary(ids, YEAR_START, PER_REGISTER, Date.now()));
-// What autovacuum would have done by the time anyone queries a year of history.
-await db.pool.query('VACUUM (ANALYZE) row_readings');
-await db.pool.query('CHECKPOINT');
-console.log(`  ${fmt(performance.now() - t0)} ms including VACUUM ANALYZE`);
-const disk = (await db.pool.query<{ blocks: string; rows: string }>(
-  `SELECT pg_total_relation_size('reading_blocks') AS blocks, (SELECT sum(pg_total_relation_size(inhrelid)) FROM pg_inherits WHERE inhparent = 'row_readings'::regclass) AS rows`,
-)).rows[0]!;
-const diskPerReading = { blocks: Number(disk.blocks) / total, rows: Number(disk.rows) / total };
-console.log(`disk bytes per reading (table + indexes): blocks ${diskPerReading.blocks.toFixed(1)}, row table ${diskPerReading.rows.toFixed(1)}: ${(diskPerReading.blocks / diskPerReading.rows).toFixed(2)}× (target ≤ 0.33×)`);
+let diskPerReading = { blocks: NaN, rows: NaN };
+if (!CPU_PROF) {
+  console.log('loading the same rows into the former row layout (row_readings) by binary COPY');
+  t0 = performance.now();
+  await db.pool.query(`CREATE TABLE row_readings (register_id int NOT NULL, ts timestamptz NOT NULL, value double precision NOT NULL,
+    resolution int NOT NULL, updated_at timestamptz NOT NULL, PRIMARY KEY (register_id, ts)) PARTITION BY RANGE (ts)`);
+  for (let m = 0; m < 12; m += 1)
+    await db.pool.query(`CREATE TABLE row_readings_${m} PARTITION OF row_readings FOR VALUES FROM ('${new Date(Date.UTC(YEAR, m, 1)).toISOString()}') TO ('${new Date(Date.UTC(YEAR, m + 1, 1)).toISOString()}')`);
+  await copyIn('COPY row_readings (register_id, ts, value, resolution, updated_at) FROM STDIN (FORMAT binary)', copyBinary(ids, YEAR_START, PER_REGISTER, Date.now()));
+  // What autovacuum would have done by the time anyone queries a year of history.
+  await db.pool.query('VACUUM (ANALYZE) row_readings');
+  await db.pool.query('CHECKPOINT');
+  console.log(`  ${fmt(performance.now() - t0)} ms including VACUUM ANALYZE`);
+  const disk = (await db.pool.query<{ blocks: string; rows: string }>(
+    `SELECT pg_total_relation_size('reading_blocks') AS blocks, (SELECT sum(pg_total_relation_size(inhrelid)) FROM pg_inherits WHERE inhparent = 'row_readings'::regclass) AS rows`,
+  )).rows[0]!;
+  diskPerReading = { blocks: Number(disk.blocks) / total, rows: Number(disk.rows) / total };
+  console.log(`disk bytes per reading (table + indexes): blocks ${diskPerReading.blocks.toFixed(1)}, row table ${diskPerReading.rows.toFixed(1)}: ${(diskPerReading.blocks / diskPerReading.rows).toFixed(2)}× (target ≤ 0.33×)`);
+}
 
-const questdb = await questdbPeer('flex_bench_query_blocks');
+const questdb = CPU_PROF ? undefined : await questdbPeer('flex_bench_query_blocks');
 if (questdb) {
   console.log(`loading the same points into ${questdb.version}`);
   await questdb.dropTable();
@@ -112,7 +129,7 @@ if (questdb) {
   console.log(`  ${fmt(performance.now() - t0)} ms until readable`);
 }
 
-const influxBinary = ensureInfluxd();
+const influxBinary = CPU_PROF ? undefined : ensureInfluxd();
 // Snapshot the write cache to TSM files after 5 s without writes (default 10 min), so queries
 // read TSM files as they would in steady state.
 const influx: Influx | undefined = influxBinary ? await startInflux(influxBinary, '  cache-snapshot-write-cold-duration = "5s"') : undefined;
@@ -209,6 +226,44 @@ async function rowSql([text, values]: [string, unknown[]]): Promise<{ ms: number
   const t = performance.now();
   const { rowCount } = await db.pool.query(text, values);
   return { ms: performance.now() - t, rows: rowCount ?? 0 };
+}
+
+if (CPU_PROF) {
+  await profileQuestions();
+  await server.stop();
+  await db.close();
+  process.exit(0);
+}
+
+/** CPU_PROF=1: each question asked of a server started for it under --cpu-prof (start-up is in
+ * its profile too, as tsx and module loading, not among the request's functions), then the block
+ * query behind it explained by PostgreSQL. */
+async function profileQuestions(): Promise<void> {
+  const chosen = questions.filter((_, k) => !QUESTIONS || QUESTIONS.includes(k));
+  for (const question of chosen) {
+    await server.stop();
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'flex-bench-query-prof-'));
+    server = await startServerProcess({ databaseUrl: db.postgres.connectionString, dataDir: db.dataDir, cpuProfDir: dir });
+    const ms: number[] = [];
+    for (let k = 0; k < WARMUP + REQUESTS; k += 1) {
+      const r = await ours(question.ours(k).replace(/^http:\/\/[^/]+/, server.baseUrl));
+      if (k >= WARMUP) ms.push(r.ms);
+    }
+    await server.stop();
+    const profile = readProfiles(dir).sort((a, b) => busyMs(b) - busyMs(a))[0]!;
+    console.log(`\n${question.name}: p50 ${percentile(ms, 50).toFixed(1)} ms under the profiler (${REQUESTS} requests); server main thread ${fmt(busyMs(profile))} ms busy in all (start-up included), self time:`);
+    console.table(hotFunctions(profile, 25, ROOT));
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  server = await startServerProcess({ databaseUrl: db.postgres.connectionString, dataDir: db.dataDir });
+  for (const question of chosen) {
+    const [, values] = question.rows(0);
+    const [ids, start, end] = values as [number[], Date, Date];
+    for (const columns of question.name.startsWith('hourly') ? (['hours'] as const) : (['hours', 'days'] as const)) {
+      const { rows } = await db.pool.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${blockQuerySql(columns)}`, blockQueryParams(ids, start.getTime(), end.getTime()));
+      console.log(`\n${question.name}, ${columns} as one query:\n${rows.map((r) => r['QUERY PLAN']).join('\n')}`);
+    }
+  }
 }
 
 const results = [];

@@ -65,7 +65,7 @@ export function meterRoutes(pool: Pool, store: TimeSeriesStore): RouteDef[] {
       update: async (id, input) => {
         if (!(await meters.getRegister(pool, id))) return undefined;
         const { ast } = await validateRegisterInput(pool, store, id, input);
-        return meters.replaceRegister(pool, id, input, ast);
+        return meters.replaceRegister(pool, id, input, ast, store.timeZoneChanged && ((tx, registerId) => store.timeZoneChanged!(tx, registerId)));
       },
       remove: async (id) => {
         const deleted = await meters.deleteRegister(pool, id);

@@ -150,9 +150,11 @@ export async function insertRegister(pool: Pool, input: RegisterInput, ast: unkn
   });
 }
 
-export async function replaceRegister(pool: Pool, id: number, input: RegisterInput, ast: unknown): Promise<Register | undefined> {
+/** `timeZoneChanged` runs in the same transaction when the register's zone changes (the
+ * time-series store's daily rollups follow the zone). */
+export async function replaceRegister(pool: Pool, id: number, input: RegisterInput, ast: unknown, timeZoneChanged?: (tx: PoolClient, id: number) => Promise<void>): Promise<Register | undefined> {
   return withTransaction(pool, async (tx) => {
-    const { rows } = await tx.query<{ is_virtual: boolean }>('SELECT is_virtual FROM registers WHERE id = $1 FOR UPDATE', [id]);
+    const { rows } = await tx.query<{ is_virtual: boolean; time_zone: string }>('SELECT is_virtual, time_zone FROM registers WHERE id = $1 FOR UPDATE', [id]);
     if (!rows[0]) return undefined;
     await tx.query(
       `UPDATE registers SET meter_id = $2, external_id = $3, name = $4, type = $5, measurement_type = $6, measurement_prefix = $7,
@@ -160,6 +162,7 @@ export async function replaceRegister(pool: Pool, id: number, input: RegisterInp
       [id, input.meterId, input.externalId, input.name, input.type, input.measurementType, input.measurementPrefix, input.defaultResolution, input.updateFrequency, input.isVirtual, input.timeZone],
     );
     await writeVirtualDefinition(tx, id, input.virtualDefinition, ast);
+    if (timeZoneChanged && rows[0].time_zone !== input.timeZone) await timeZoneChanged(tx, id);
     return getRegister(tx, id);
   });
 }

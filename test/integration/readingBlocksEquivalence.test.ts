@@ -4,10 +4,12 @@
 // semantics, into a table of the former layout (one row per reading); every question is then
 // asked of both — the store through its rollups and blocks, the reference with the SQL the row
 // store used (bucket queries of the former postgres/bucketSql.ts, before blocks) — and
-// the answers must match: same buckets, times, lengths and updatedAt, values to 1e-9.
+// the answers must match: same buckets, times, lengths and updatedAt, values to 1e-9. Local days
+// come from the blocks' daily pieces (migration 006) where they fit; the registers' zones then
+// change, first without the rebuild (stale pieces must be refused) and then with it.
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPool, type Pool } from '../../src/store/database.ts';
+import { createPool, withTransaction, type Pool } from '../../src/store/database.ts';
 import { PostgresTimeSeriesStore } from '../../src/store/timeseries/postgres/store.ts';
 import type { BucketQuery, Series } from '../../src/store/timeseries/types.ts';
 import { WorkerPool } from '../../src/workerPool.ts';
@@ -23,6 +25,14 @@ beforeAll(async () => {
   store = new PostgresTimeSeriesStore(pool, workers, 2);
   await pool.query(`CREATE TABLE ref_readings (register_id int NOT NULL, ts timestamptz NOT NULL, value float8 NOT NULL, resolution int NOT NULL,
     updated_at timestamptz NOT NULL, PRIMARY KEY (register_id, ts))`);
+  // The registers, with their zones: writes compute the blocks' daily pieces for them.
+  const { rows } = await pool.query<{ id: number }>("INSERT INTO meters (external_id, name, type) VALUES ('equivalence', 'equivalence', 1) RETURNING id");
+  const ids = SEEDS.flatMap((seed) => ZONES.map((_, k) => seed * 100 + k));
+  await pool.query(
+    `INSERT INTO registers (id, meter_id, external_id, name, type, measurement_type, measurement_prefix, default_resolution, update_frequency, time_zone)
+     SELECT id, $1, id::text, id::text, 1, 1, 3, 900, 900, tz FROM unnest($2::int[], $3::text[]) AS u(id, tz)`,
+    [rows[0]!.id, ids, ids.map((id) => ZONES[id % 100]!)],
+  );
 });
 afterAll(async () => {
   await pool?.end();
@@ -42,7 +52,8 @@ function rng(seed: number): () => number {
 }
 
 const H = 3_600_000;
-const ZONES = ['UTC', 'Europe/Oslo', 'Asia/Kolkata', 'Asia/Kathmandu', 'America/St_Johns', 'Australia/Lord_Howe', 'America/Santiago', 'Pacific/Chatham'];
+const ZONES = ['UTC', 'Europe/Oslo', 'Asia/Kolkata', 'Asia/Kathmandu', 'America/St_Johns', 'Australia/Lord_Howe', 'America/Santiago', 'Pacific/Chatham', 'Australia/Eucla'];
+const SEEDS = [1, 2, 3];
 /** Two windows around DST changes (Europe spring, then autumn: Oslo, St John's, Santiago, Lord Howe, Chatham). */
 const WINDOWS = [
   [Date.UTC(2024, 2, 27, 5), Date.UTC(2024, 3, 9, 17)],
@@ -157,7 +168,7 @@ function expectSame(ours: readonly Series[], theirs: readonly Series[], what: st
 }
 
 describe('register-day blocks answer as the row table did', () => {
-  for (const seed of [1, 2, 3]) {
+  for (const seed of SEEDS) {
     it(`random readings, seed ${seed}`, { timeout: 120_000 }, async () => {
       const random = rng(seed);
       const ids = ZONES.map((_, k) => seed * 100 + k);
@@ -217,6 +228,29 @@ describe('register-day blocks answer as the row table did', () => {
         compared += expectSame(await store.readSeries({ registerIds: ids, ...range }), await referenceRows(ids, range.start, range.end), 'readings as stored');
       }
       expect(compared).toBeGreaterThan(10_000);
+      // Every block has its daily pieces: the local days above came from them where they fit.
+      const { rows: unfilled } = await pool.query('SELECT 1 FROM reading_blocks WHERE register_id = ANY($1::int[]) AND get_byte(days, 3) = 0', [ids]);
+      expect(unfilled).toHaveLength(0);
+
+      // Zones change: first only the register rows (pieces of the former zones must not be
+      // summed into the new zones' days), then with the rebuild a PUT of the register does.
+      const moved = registers.map((r, k) => ({ ...r, timeZone: ZONES[(k + 2) % ZONES.length]! }));
+      await pool.query('UPDATE registers SET time_zone = u.tz FROM unnest($1::int[], $2::text[]) AS u(id, tz) WHERE registers.id = u.id', [ids, moved.map((r) => r.timeZone)]);
+      for (const rebuilt of [false, true]) {
+        if (rebuilt) for (const id of ids) await withTransaction(pool, (tx) => store.timeZoneChanged(tx, id));
+        for (const range of ranges) {
+          const q: BucketQuery = { registers: moved, ...range, resolutionSeconds: 86400 };
+          compared += expectSame(await store.bucketSeries(q), await reference(q), `local days after a zone change${rebuilt ? ', rebuilt' : ''}`);
+        }
+      }
+      const { rows: cuts } = await pool.query<{ id: number; day: number; cut: number }>(
+        'SELECT register_id AS id, day, (get_byte(days, 28) << 24) | (get_byte(days, 29) << 16) | (get_byte(days, 30) << 8) | get_byte(days, 31) AS cut FROM reading_blocks WHERE register_id = ANY($1::int[]) AND get_byte(days, 3) = 2',
+        [ids],
+      );
+      // The second piece starts at the new zone's local midnight (Kolkata's is 18:30 UTC).
+      const kolkata = moved.findIndex((r) => r.timeZone === 'Asia/Kolkata');
+      expect(cuts.filter((c) => c.id === ids[kolkata]).every((c) => c.cut === 18.5 * H)).toBe(true);
+      expect(cuts.some((c) => c.id === ids[kolkata])).toBe(true);
 
       // changedSince: the same answer as a scan of the rows.
       const queries = Array.from({ length: 60 }, () => {

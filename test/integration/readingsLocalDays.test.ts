@@ -70,4 +70,21 @@ describe('GET /api/readings?resolution=86400', () => {
   it('returns no bucket for days without readings', async () => {
     expect(await days(energy.id, '2023-04-01T00:00:00Z', '2023-04-10T00:00:00Z')).toEqual([]);
   });
+
+  it('follows a change of the register’s zone (PUT), to one at a 45-minute offset (Australia/Eucla, +08:45)', async () => {
+    const current = await t.api.get(`/api/admin/registers/${kolkata.id}`, t.adminToken);
+    const { id: _id, ...register } = current.body;
+    expect((await t.api.put(`/api/admin/registers/${kolkata.id}`, { ...register, timeZone: 'Australia/Eucla' }, t.adminToken)).status).toBe(200);
+    const readings = await days(kolkata.id, '2023-03-25T00:00:00Z', '2023-03-29T00:00:00Z');
+    const bounds = ['2023-03-24T15:15:00Z', '2023-03-25T15:15:00Z', '2023-03-26T15:15:00Z', '2023-03-27T15:15:00Z', '2023-03-28T15:15:00Z'];
+    expect(readings.map((r) => r.timestamp)).toEqual(bounds.slice(0, 4).map((b) => b.replace('Z', '.000Z')));
+    expect(readings.map((r) => r.value)).toEqual(bounds.slice(0, 4).map((b, i) => sum(within(b, bounds[i + 1]!))));
+    // The blocks' daily pieces were rebuilt in the same transaction: cut at 15:15 UTC.
+    const { rows } = await t.app.pool.query<{ cut: number }>(
+      'SELECT (get_byte(days, 28) << 24) | (get_byte(days, 29) << 16) | (get_byte(days, 30) << 8) | get_byte(days, 31) AS cut FROM reading_blocks WHERE register_id = $1',
+      [kolkata.id],
+    );
+    expect(rows.length).toBeGreaterThan(0);
+    expect(rows.every((r) => r.cut === 15.25 * 3_600_000)).toBe(true);
+  });
 });

@@ -11,7 +11,8 @@ import { createTestDatabase } from '../support/testApp.ts';
 const DAY = 86_400_000;
 const START = Date.UTC(2024, 2, 1); // spans the European DST change of 31 March
 const DAYS = 70;
-const IDS = [11, 12, 13];
+// 30 registers × 70 days: reads of rollups split too (MIN_ROLLUP_BLOCKS_PER_PART).
+const IDS = Array.from({ length: 30 }, (_, k) => 11 + k);
 let pool: Pool;
 let whole: PostgresTimeSeriesStore;
 let split: PostgresTimeSeriesStore;

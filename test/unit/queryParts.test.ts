@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { splitQuery } from '../../src/store/timeseries/postgres/queryParts.ts';
+import { MIN_ROLLUP_BLOCKS_PER_PART, splitQuery } from '../../src/store/timeseries/postgres/queryParts.ts';
 
 const DAY = 86_400_000;
 const Y = Date.UTC(2023, 0, 1);
@@ -8,6 +8,9 @@ describe('splitQuery', () => {
   it('keeps small queries whole', () => {
     expect(splitQuery(2, Y, Y + 7 * DAY, 4, 3_600_000)).toEqual([{ from: 0, to: 2, start: Y, end: Y + 7 * DAY }]);
     expect(splitQuery(100, Y, Y + 365 * DAY, 1, 3_600_000)).toHaveLength(1);
+    // Rollups of a register-year are one query; of 100 register-months, two.
+    expect(splitQuery(1, Y, Y + 365 * DAY, 4, DAY, MIN_ROLLUP_BLOCKS_PER_PART)).toHaveLength(1);
+    expect(splitQuery(100, Y, Y + 31 * DAY, 2, DAY, MIN_ROLLUP_BLOCKS_PER_PART)).toHaveLength(2);
   });
 
   it('splits many registers into balanced groups covering all of them', () => {

@@ -48,6 +48,33 @@ describe('reading JSON', () => {
     expect(readings[3]).toMatchObject({ periodTo: '+275760-09-13T00:00:00.000Z', resolution: -2_147_483_648 });
   });
 
+  it('writes computed values exactly as String(roundComputed(value)) (the fast text of bucket values)', () => {
+    const values = [0, -0, 1, -2.5, 0.1, 0.30000000000000004, 1 / 3, -2 / 3, 123.456, 1e12, 999999999999.95, 99999999999.995, 0.1234567890125, 9.999999999995, 9.9999999999951, -0.99999999999995];
+    values.push(1e-7, 1.23456789012345e-5, 5e-324, 1e21, 1234.5678901234567, Number.MAX_VALUE, -Number.MIN_VALUE);
+    let seed = 7;
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+    const bits = new Float64Array(1);
+    const words = new Uint32Array(bits.buffer);
+    for (let k = 0; k < 200_000; k += 1) {
+      const kind = k % 6;
+      if (kind === 0) values.push((random() - 0.3) * 10 ** Math.floor(random() * 30 - 12));
+      else if (kind === 1) values.push(Math.round(random() * 1e6) / 1e3 / (1 + Math.floor(random() * 96))); // averages of meter values
+      else if (kind === 2) values.push(Number((random() * 1000).toPrecision(13))); // 13 digits: often ending on the boundary (…5)
+      else if (kind === 3) values.push(Number(`${((random() - 0.5) * 1e4).toFixed(9)}5`));
+      else if (kind === 4) {
+        words[0] = (random() * 2 ** 32) >>> 0;
+        words[1] = (random() * 2 ** 32) >>> 0;
+        if (Number.isFinite(bits[0])) values.push(bits[0]!); // any finite double (others are refused: the next test)
+      } else values.push(Number(`0.${'9'.repeat(1 + Math.floor(random() * 15))}`) * 10 ** Math.floor(random() * 10)); // carries
+    }
+    const n = values.length;
+    const text = seriesJson({ registerId: 1, timestamps: new Float64Array(n), values: Float64Array.from(values), resolutions: new Int32Array(n).fill(60), updatedAt: new Float64Array(n) }, 60).toString();
+    const written = [...text.matchAll(/"value":([^,]*),/g)].map((m) => m[1]);
+    expect(written).toHaveLength(n);
+    const wrong = values.flatMap((v, i) => (written[i] === String(roundComputed(v)) ? [] : [`${v}: ${written[i]}`]));
+    expect(wrong).toEqual([]);
+  });
+
   it('refuses a value that is not finite (no JSON number; value is a number in the schema), and leaves out series without rows', () => {
     const one = (value: number) => ({ registerId: 1, timestamps: Float64Array.of(0), values: Float64Array.of(value), resolutions: Int32Array.of(60), updatedAt: Float64Array.of(0) });
     expect(() => seriesJson(one(Infinity), 3600)).toThrow(ValueOutOfRange);

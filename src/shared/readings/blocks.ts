@@ -11,6 +11,13 @@
 //   hours  i32 mask (bit h: UTC hour h has readings), then for each such hour ascending:
 //          i32 count, f64 sum, f64 latest updatedAt                               (20 bytes)
 //   extents  for each hour of the mask ascending: f64 min, f64 max               (16 bytes)
+//   days   i32 k (pieces; 0 = not computed: read the hours instead), then k pieces
+//          i32 start (ms since the UTC day began; the first 0), i32 count, f64 sum, f64 latest updatedAt
+//          zero-padded to DAYS_BYTES. The pieces cut the UTC day at the local midnights of the
+//          register's time zone (migration 006): a local day is the sum of the pieces in it,
+//          one or two a day instead of 24 hours. Readers check that each piece lies inside one
+//          local day of the zone as it is now (aggregate.ts), so pieces of a former zone, or
+//          of time-zone rules since changed, are never summed into the wrong day.
 //
 // The rollups the queries read (count, sum, updatedAt) are kept apart from min and max, so a
 // daily or hourly question ships 20 bytes per hour, not 36. 96 quarter-hours with one resolution
@@ -23,6 +30,12 @@ export const DAY_MS = 86_400_000;
 export const HOUR_MS = 3_600_000;
 export const SLOT_BYTES = 20;
 export const EXTENT_BYTES = 16;
+export const DAY_PIECE_BYTES = 24;
+/** Pieces a UTC day can have: three (two local midnights in it) covers every zone. */
+const MAX_DAY_PIECES = 3;
+/** Size of `days`: fixed, so that the worker reserves it in the COPY rows it encodes and the
+ * main thread, which knows the registers' zones, fills it in place (fillBlockDays). */
+export const DAYS_BYTES = 4 + MAX_DAY_PIECES * DAY_PIECE_BYTES;
 const VERSION = 1;
 const REGULAR = 1;
 const ONE_RESOLUTION = 2;
@@ -129,6 +142,88 @@ export function writeHours(view: DataView, at: number, extentsAt: number, day: n
   return [at, extentsAt];
 }
 
+interface DataLayout {
+  view: DataView;
+  n: number;
+  regular: boolean;
+  first: number;
+  step: number;
+  timesAt: number;
+  oneUpdated: boolean;
+  updatedAt: number;
+  valuesAt: number;
+}
+
+/** Where the parts of a block's `data` are (times as offsets from the UTC day). */
+function dataLayout(data: Uint8Array): DataLayout {
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  if (view.getUint8(0) !== VERSION) throw new Error(`reading block version ${view.getUint8(0)} is not known`);
+  const flags = view.getUint8(1);
+  const n = view.getInt32(2);
+  const regular = (flags & REGULAR) !== 0;
+  const timesAt = 6;
+  const resolutionsAt = timesAt + (regular ? 8 : 4 * n);
+  const updatedAt = resolutionsAt + (flags & ONE_RESOLUTION ? 4 : 4 * n);
+  const oneUpdated = (flags & ONE_UPDATED) !== 0;
+  return { view, n, regular, first: regular ? view.getInt32(timesAt) : 0, step: regular ? view.getInt32(timesAt + 4) : 0, timesAt, oneUpdated, updatedAt, valuesAt: updatedAt + (oneUpdated ? 8 : 8 * n) };
+}
+
+/** Writes `days` (DAYS_BYTES at `at`) of a block: its readings summed per piece of its UTC day
+ * between the local midnights `cuts` (ms since the UTC day began, ascending, each inside the
+ * day; none for a zone whose midnight is the UTC one), from the hourly rollups where a whole
+ * hour lies in one piece and from the readings (`data`) of an hour a midnight falls inside
+ * (zones at 30- and 45-minute offsets). More cuts than pieces can hold: k = 0, hours are read. */
+export function writeDays(view: DataView, at: number, data: Uint8Array, hours: Uint8Array, cuts: ArrayLike<number>): void {
+  new Uint8Array(view.buffer, view.byteOffset + at, DAYS_BYTES).fill(0);
+  const k = cuts.length + 1;
+  if (k > MAX_DAY_PIECES) return;
+  const counts = [0, 0, 0];
+  const sums = [0, 0, 0];
+  const latest = [-Infinity, -Infinity, -Infinity];
+  const pieceOf = (offset: number) => {
+    let p = 0;
+    while (p < cuts.length && cuts[p]! <= offset) p += 1;
+    return p;
+  };
+  const hv = new DataView(hours.buffer, hours.byteOffset, hours.byteLength);
+  const mask = hv.getInt32(0);
+  let slot = 4;
+  let layout: DataLayout | undefined;
+  for (let h = 0; h < 24; h += 1) {
+    if (!(mask & (1 << h))) continue;
+    const h0 = h * HOUR_MS;
+    const p = pieceOf(h0);
+    if (p < cuts.length && cuts[p]! < h0 + HOUR_MS) {
+      // The hour a midnight cuts: its readings, read in place (no decode of the whole block).
+      const r = (layout ??= dataLayout(data));
+      for (let i = 0; i < r.n; i += 1) {
+        const offset = r.regular ? r.first + i * r.step : r.view.getInt32(r.timesAt + 4 * i);
+        if (offset < h0) continue;
+        if (offset >= h0 + HOUR_MS) break;
+        const q = pieceOf(offset);
+        const u = r.oneUpdated ? r.view.getFloat64(r.updatedAt) : r.view.getFloat64(r.updatedAt + 8 * i);
+        counts[q] = counts[q]! + 1;
+        sums[q] = sums[q]! + r.view.getFloat64(r.valuesAt + 8 * i);
+        if (u > latest[q]!) latest[q] = u;
+      }
+    } else {
+      counts[p] = counts[p]! + hv.getInt32(slot);
+      sums[p] = sums[p]! + hv.getFloat64(slot + 4);
+      const u = hv.getFloat64(slot + 12);
+      if (u > latest[p]!) latest[p] = u;
+    }
+    slot += SLOT_BYTES;
+  }
+  view.setInt32(at, k);
+  for (let p = 0; p < k; p += 1) {
+    const pieceAt = at + 4 + p * DAY_PIECE_BYTES;
+    view.setInt32(pieceAt, p === 0 ? 0 : cuts[p - 1]!);
+    view.setInt32(pieceAt + 4, counts[p]!);
+    view.setFloat64(pieceAt + 8, sums[p]!);
+    view.setFloat64(pieceAt + 16, counts[p]! > 0 ? latest[p]! : 0);
+  }
+}
+
 /** Most bytes data, hours and extents can take for n readings. */
 export function maxBlockBytes(n: number): number {
   return dataSize(n, false, false, false) + 4 + 24 * (SLOT_BYTES + EXTENT_BYTES);
@@ -197,14 +292,14 @@ export function mergeReadings(stored: BlockReadings, incoming: BlockReadings): B
   return { times: out.times.subarray(0, k), values: out.values.subarray(0, k), resolutions: out.resolutions.subarray(0, k), updatedAt: out.updatedAt.subarray(0, k) };
 }
 
-// ---- COPY rows of reading_blocks (register_id, day, n, updated_max, data, hours, extents) ----
+// ---- COPY rows of reading_blocks (register_id, day, n, updated_max, data, hours, extents, days) ----
 
 export const BLOCK_COPY_HEADER = Uint8Array.from([0x50, 0x47, 0x43, 0x4f, 0x50, 0x59, 0x0a, 0xff, 0x0d, 0x0a, 0x00, 0, 0, 0, 0, 0, 0, 0, 0]);
-export const BLOCK_COPY_COLUMNS = '(register_id, day, n, updated_max, data, hours, extents)';
+export const BLOCK_COPY_COLUMNS = '(register_id, day, n, updated_max, data, hours, extents, days)';
 /** Offset of the register id inside a block's COPY row. */
 export const BLOCK_REGISTER_ID_OFFSET = 2 + 4;
 /** Bytes of a row besides data, hours and extents. */
-const ROW_FIXED = 2 + (4 + 4) + (4 + 4) + (4 + 4) + (4 + 8) + 4 + 4 + 4;
+const ROW_FIXED = 2 + (4 + 4) + (4 + 4) + (4 + 4) + (4 + 8) + 4 + 4 + 4 + (4 + DAYS_BYTES);
 
 /** Blocks encoded as COPY rows: block k is row k, starting at byte rowStarts[k] of `copy`
  * (rowStarts[blocks] = where the trailer starts), of series blockSeries[k] and UTC day blockDays[k]. */
@@ -220,7 +315,7 @@ function writeRow(view: DataView, at: number, registerId: number, day: number, t
   let latest = -Infinity;
   if (typeof updated === 'number') latest = updated;
   else for (let i = from; i < to; i += 1) if (updated[i]! > latest) latest = updated[i]!;
-  view.setInt16(at, 7);
+  view.setInt16(at, 8);
   view.setInt32(at + 2, 4);
   view.setInt32(at + 6, registerId);
   view.setInt32(at + 10, 4);
@@ -240,7 +335,11 @@ function writeRow(view: DataView, at: number, registerId: number, day: number, t
   const bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
   bytes.copyWithin(hoursEnd + 4, hoursAt + 4 + slots * SLOT_BYTES + 4, extentsEnd);
   view.setInt32(hoursEnd, extentsLength);
-  return hoursEnd + 4 + extentsLength;
+  // `days`: not computed yet (k = 0); fillBlockDays writes it once the register's zone is known.
+  const daysAt = hoursEnd + 4 + extentsLength;
+  view.setInt32(daysAt, DAYS_BYTES);
+  bytes.fill(0, daysAt + 4, daysAt + 4 + DAYS_BYTES);
+  return daysAt + 4 + DAYS_BYTES;
 }
 
 /**
@@ -306,6 +405,23 @@ export function rowData(blocks: EncodedBlocks, k: number): Uint8Array {
   const view = new DataView(blocks.copy.buffer, blocks.copy.byteOffset, blocks.copy.byteLength);
   const at = blocks.rowStarts[k]! + 42;
   return blocks.copy.subarray(at, at + view.getInt32(at - 4));
+}
+
+/** The `data` and `hours` fields of the COPY row at `rowStart` of `row`, and where its `days` bytes start. */
+function rowFields(row: Uint8Array, rowStart: number): { data: Uint8Array; hours: Uint8Array; daysAt: number } {
+  const view = new DataView(row.buffer, row.byteOffset, row.byteLength);
+  const dataAt = rowStart + 42;
+  const dataEnd = dataAt + view.getInt32(dataAt - 4);
+  const hoursEnd = dataEnd + 4 + view.getInt32(dataEnd);
+  const extentsEnd = hoursEnd + 4 + view.getInt32(hoursEnd);
+  return { data: row.subarray(dataAt, dataEnd), hours: row.subarray(dataEnd + 4, hoursEnd), daysAt: extentsEnd + 4 };
+}
+
+/** Writes the `days` of the COPY row at `rowStart` of `row` (a row of encodeBlocks or
+ * encodeBlockRow) for these local midnights of its UTC day (see writeDays). */
+export function fillRowDays(row: Uint8Array, rowStart: number, cuts: ArrayLike<number>): void {
+  const f = rowFields(row, rowStart);
+  writeDays(new DataView(row.buffer, row.byteOffset, row.byteLength), f.daysAt, f.data, f.hours, cuts);
 }
 
 /** Writes each block's register id (series → id). */

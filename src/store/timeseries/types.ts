@@ -13,6 +13,7 @@
 // built by readingJson.ts for both backends; reads that feed computations (virtual registers,
 // baselines, delivery validation, export) return typed arrays.
 import type { FieldError, ParsedSeries } from '../../shared/readings/parseReadings.ts';
+import type { Queryable } from '../database.ts';
 
 export type { FieldError, ParsedSeries };
 
@@ -128,5 +129,8 @@ export interface TimeSeriesStore {
   /** Background work the backend needs, run by the platform's periodic jobs (QuestDB: replaying
    * orphaned batches, purging deleted registers' rows); each step returns the items it did. */
   readonly periodicWork?: readonly { name: string; intervalMs: number; step(): Promise<number> }[];
+  /** Called in the platform database transaction that changed a register's time zone, after the
+   * change (the PostgreSQL store rebuilds its daily rollups there; optional). */
+  timeZoneChanged?(tx: Queryable, registerId: number): Promise<void>;
   close(): Promise<void>;
 }

@@ -7,24 +7,37 @@
 import type { Queryable } from '../../database.ts';
 import { dayOf } from '../../../shared/readings/blocks.ts';
 import type { StoredBlock } from '../../../shared/readings/aggregate.ts';
-import { splitQuery } from './queryParts.ts';
+import { MIN_REGISTER_DAYS_PER_PART, MIN_ROLLUP_BLOCKS_PER_PART, splitQuery } from './queryParts.ts';
 
 export interface BlockRow extends StoredBlock {
   id: number;
 }
 
-export type BlockColumns = 'data' | 'hours' | 'both';
+export type BlockColumns = 'data' | 'hours' | 'both' | 'days';
 
 const DAY = 86_400_000;
 
+/** The query of fetchPart (exported for the benchmark's EXPLAIN). */
+export function blockQuerySql(columns: BlockColumns): string {
+  // `days` without its padding: the k pieces written (4 + 24k of 76 bytes).
+  const piece =
+    columns === 'both'
+      ? 'int4send(length(data)) || data || int4send(length(hours)) || hours'
+      : columns === 'days'
+        ? 'int4send(4 + 24 * get_byte(days, 3)) || substr(days, 1, 4 + 24 * get_byte(days, 3))'
+        : `int4send(length(${columns})) || ${columns}`;
+  return `SELECT register_id AS id, string_agg(int4send(day) || ${piece}, ''::bytea ORDER BY day) AS blob
+     FROM reading_blocks WHERE register_id = ANY($1::int[]) AND day >= $2 AND day <= $3 GROUP BY register_id`;
+}
+
+export function blockQueryParams(ids: readonly number[], start: number, end: number): unknown[] {
+  return [ids, dayOf(start), dayOf(end - 1)];
+}
+
 /** Blocks of the registers over the UTC days of [start, end), each register's in day order. */
 async function fetchPart(db: Queryable, ids: readonly number[], start: number, end: number, columns: BlockColumns): Promise<BlockRow[]> {
-  const piece = columns === 'both' ? 'int4send(length(data)) || data || int4send(length(hours)) || hours' : `int4send(length(${columns})) || ${columns}`;
-  const { rows } = await db.query<{ id: number; blob: Buffer }>(
-    `SELECT register_id AS id, string_agg(int4send(day) || ${piece}, ''::bytea ORDER BY day) AS blob
-     FROM reading_blocks WHERE register_id = ANY($1::int[]) AND day >= $2 AND day <= $3 GROUP BY register_id`,
-    [ids, dayOf(start), dayOf(end - 1)],
-  );
+  // Named: prepared once per connection, not parsed and planned on every read.
+  const { rows } = await db.query<{ id: number; blob: Buffer }>({ name: `flex_blocks_${columns}`, text: blockQuerySql(columns), values: blockQueryParams(ids, start, end) });
   const out: BlockRow[] = [];
   for (const { id, blob } of rows) {
     let at = 0;
@@ -36,6 +49,10 @@ async function fetchPart(db: Queryable, ids: readonly number[], start: number, e
     while (at < blob.length) {
       const day = blob.readInt32BE(at);
       at += 4;
+      if (columns === 'days') {
+        out.push({ id, day, data: null, hours: null, days: next() });
+        continue;
+      }
       const data = columns === 'hours' ? null : next();
       const hours = columns === 'data' ? null : next();
       out.push({ id, day, data, hours });
@@ -46,7 +63,7 @@ async function fetchPart(db: Queryable, ids: readonly number[], start: number, e
 
 /** Blocks per register id (each in day order), fetched in up to `parts` parts at once. */
 export async function fetchBlocks(db: Queryable, ids: readonly number[], start: number, end: number, columns: BlockColumns, parts: number): Promise<Map<number, BlockRow[]>> {
-  const split = splitQuery(ids.length, start, end, parts, DAY);
+  const split = splitQuery(ids.length, start, end, parts, DAY, columns === 'hours' || columns === 'days' ? MIN_ROLLUP_BLOCKS_PER_PART : MIN_REGISTER_DAYS_PER_PART);
   const results = await Promise.all(split.map((p) => fetchPart(db, ids.slice(p.from, p.to), p.start, p.end, columns)));
   const out = new Map<number, BlockRow[]>();
   for (const rows of results)
@@ -58,28 +75,73 @@ export async function fetchBlocks(db: Queryable, ids: readonly number[], start: 
   return out;
 }
 
-/** The data of these blocks (register id, UTC day), set on the rows given. */
-export async function fillData(db: Queryable, rows: readonly BlockRow[]): Promise<void> {
+/** The data (and with `hours`, the hourly rollups) of these blocks (register id, UTC day), set on the rows given. */
+export async function fillData(db: Queryable, rows: readonly BlockRow[], hours = false): Promise<void> {
   if (rows.length === 0) return;
-  const { rows: found } = await db.query<{ id: number; day: number; data: Buffer }>(
-    'SELECT b.register_id AS id, b.day, b.data FROM reading_blocks b JOIN unnest($1::int[], $2::int[]) AS k(id, day) ON b.register_id = k.id AND b.day = k.day',
+  const { rows: found } = await db.query<{ id: number; day: number; data: Buffer; hours: Buffer | null }>(
+    `SELECT b.register_id AS id, b.day, b.data, ${hours ? 'b.hours' : 'NULL::bytea AS hours'} FROM reading_blocks b JOIN unnest($1::int[], $2::int[]) AS k(id, day) ON b.register_id = k.id AND b.day = k.day`,
     [rows.map((r) => r.id), rows.map((r) => r.day)],
   );
-  const byKey = new Map(found.map((f) => [`${f.id}:${f.day}`, f.data]));
-  for (const r of rows) r.data = byKey.get(`${r.id}:${r.day}`) ?? null;
+  const byKey = new Map(found.map((f) => [`${f.id}:${f.day}`, f]));
+  for (const r of rows) {
+    const f = byKey.get(`${r.id}:${r.day}`);
+    r.data = f?.data ?? null;
+    if (hours) r.hours = f?.hours ?? null;
+  }
 }
+
+export interface LocalDays {
+  starts: Float64Array;
+  ends: Float64Array;
+}
+
+/** Answers of localDays by zone and range, for a while: a daily question otherwise asks
+ * PostgreSQL each time for the same days. Kept 10 minutes (a zone's rules change with a tzdata
+ * update, which PostgreSQL's backends see only when they start anyway), 500 at most. */
+const dayCache = new Map<string, { at: number; days: LocalDays }>();
+const DAY_CACHE_MS = 600_000;
+const DAY_CACHE_SIZE = 500;
 
 /** UTC starts and ends (ms) of the local days of each zone that [start, end) touches, as
  * PostgreSQL computes them (date_trunc('day', … AT TIME ZONE tz) AT TIME ZONE tz), the
  * definition the row store used: same day boundaries on DST days and in gaps at midnight. */
-export async function localDays(db: Queryable, zones: readonly string[], start: number, end: number): Promise<Map<string, { starts: Float64Array; ends: Float64Array }>> {
-  const { rows } = await db.query<{ tz: string; starts: number[]; ends: number[] }>(
+export async function localDays(db: Queryable, zones: readonly string[], start: number, end: number, inTransaction = false): Promise<Map<string, LocalDays>> {
+  const out = new Map<string, LocalDays>();
+  const now = Date.now();
+  const missing: string[] = [];
+  for (const tz of zones) {
+    const hit = dayCache.get(`${tz}|${start}|${end}`);
+    if (hit && now - hit.at < DAY_CACHE_MS) out.set(tz, hit.days);
+    else missing.push(tz);
+  }
+  if (missing.length === 0) return out;
+  // In a write's transaction a zone PostgreSQL does not know (its tzdata older than Node's)
+  // must not fail the write: the zones are left out (their blocks get no daily pieces).
+  if (inTransaction) await db.query('SAVEPOINT flex_local_days');
+  const answer = db.query<{ tz: string; starts: number[]; ends: number[] }>(
     `SELECT z.tz, array_agg((extract(epoch FROM d.day AT TIME ZONE z.tz) * 1000)::float8 ORDER BY d.day) AS starts,
        array_agg((extract(epoch FROM (d.day + interval '1 day') AT TIME ZONE z.tz) * 1000)::float8 ORDER BY d.day) AS ends
      FROM unnest($1::text[]) AS z(tz) CROSS JOIN LATERAL generate_series(date_trunc('day', $2::timestamptz AT TIME ZONE z.tz),
        date_trunc('day', ($3::timestamptz - interval '1 microsecond') AT TIME ZONE z.tz), interval '1 day') AS d(day)
      GROUP BY z.tz`,
-    [zones, new Date(start), new Date(end)],
+    [missing, new Date(start), new Date(end)],
   );
-  return new Map(rows.map((r) => [r.tz, { starts: Float64Array.from(r.starts.map(Number)), ends: Float64Array.from(r.ends.map(Number)) }]));
+  let rows: { tz: string; starts: number[]; ends: number[] }[];
+  try {
+    rows = (await answer).rows;
+  } catch (err) {
+    if (!inTransaction) throw err;
+    await db.query('ROLLBACK TO SAVEPOINT flex_local_days');
+    // Which zone: one by one (each known one still answers).
+    if (missing.length > 1) for (const tz of missing) for (const [z, days] of await localDays(db, [tz], start, end, true)) out.set(z, days);
+    return out;
+  }
+  if (inTransaction) await db.query('RELEASE SAVEPOINT flex_local_days');
+  for (const r of rows) {
+    const days = { starts: Float64Array.from(r.starts.map(Number)), ends: Float64Array.from(r.ends.map(Number)) };
+    out.set(r.tz, days);
+    if (dayCache.size >= DAY_CACHE_SIZE) dayCache.delete(dayCache.keys().next().value!);
+    dayCache.set(`${r.tz}|${start}|${end}`, { at: now, days });
+  }
+  return out;
 }

@@ -6,7 +6,9 @@
 // rollups travel in the same rows, so no committed batch is ever visible without them. Two
 // writers creating the same block at once: the later one fails on the primary key (23505) and
 // runs again, now merging into the block the other committed; deadlocks between writers that
-// lock shared blocks in different order re-run as well (withTransaction).
+// lock shared blocks in different order re-run as well (withTransaction). The daily rollups of
+// each block (`days`, local midnights of its register's zone: blockDays.ts) are filled in here,
+// the zones read FOR SHARE first so that a zone change never interleaves with the write.
 import { from as copyFrom } from 'pg-copy-streams';
 import { withTransaction, type Pool, type PoolClient } from '../../database.ts';
 import { sqlState } from '../../retry.ts';
@@ -17,12 +19,14 @@ import {
   encodeBlockRow,
   encodeBlocks,
   fillBlockRegisterIds,
+  fillRowDays,
   mergeReadings,
   rowData,
   type BlockReadings,
   type EncodedBlocks,
 } from '../../../shared/readings/blocks.ts';
 import type { ReadingRows } from '../types.ts';
+import { dayCuts, lockedZones, type DayCuts } from './blockDays.ts';
 
 const COPY_SQL = `COPY reading_blocks ${BLOCK_COPY_COLUMNS} FROM STDIN (FORMAT binary)`;
 const COPY_CHUNK = 1 << 20;
@@ -94,7 +98,7 @@ function covers(incoming: Float64Array, stored: Float64Array): boolean {
 
 /** The COPY pieces for the batch with `stored` blocks merged in (and blocks of one register
  * named by two series of the batch merged in batch order). */
-function mergedPieces(blocks: EncodedBlocks, ids: Int32Array, days: Int32Array, stored: readonly StoredData[]): Uint8Array[] {
+function mergedPieces(blocks: EncodedBlocks, ids: Int32Array, days: Int32Array, stored: readonly StoredData[], cuts: DayCuts): Uint8Array[] {
   const merged = new Map<string, BlockReadings>();
   for (const s of stored) merged.set(key(s.id, s.day), decodeData(s.data, s.day));
   const seen = new Map<string, number>();
@@ -115,7 +119,10 @@ function mergedPieces(blocks: EncodedBlocks, ids: Int32Array, days: Int32Array, 
     if (!m) pieces.push(blocks.copy.subarray(blocks.rowStarts[k]!, blocks.rowStarts[k + 1]!));
     else if (!written.has(kk)) {
       written.add(kk);
-      pieces.push(encodeBlockRow(ids[k]!, days[k]!, m));
+      const row = encodeBlockRow(ids[k]!, days[k]!, m);
+      const c = cuts(ids[k]!, days[k]!);
+      if (c) fillRowDays(row, 0, c);
+      pieces.push(row);
     }
   }
   pieces.push(TRAILER);
@@ -135,13 +142,26 @@ export async function writeBlocks(pool: Pool, blocks: EncodedBlocks, registerIds
   const duplicates = distinct.size < count;
   const idList = Array.from(ids);
   const dayList = Array.from(days);
+  let firstDay = Infinity;
+  let lastDay = -Infinity;
+  for (const day of dayList) {
+    if (day < firstDay) firstDay = day;
+    if (day > lastDay) lastDay = day;
+  }
   for (let attempt = 1; ; attempt += 1) {
     try {
       await withTransaction(pool, async (client) => {
+        const cuts = await dayCuts(client, await lockedZones(client, [...new Set(idList)]), firstDay, lastDay);
+        for (let k = 0; k < count; k += 1) {
+          const c = cuts(ids[k]!, days[k]!);
+          if (c) fillRowDays(blocks.copy, blocks.rowStarts[k]!, c);
+          // ~1 ms of work per 1,000 blocks: let other requests in between (a 1M POST is ~10,000).
+          if (k % 1000 === 999) await new Promise((resolve) => setImmediate(resolve));
+        }
         const stored = storedBlocks((await client.query<{ id: number; blob: Buffer }>(STORED_SQL, [idList, dayList])).rows);
         if (stored.length === 0 && !duplicates) return writeCopy(client, [blocks.copy]);
         if (stored.length > 0) await client.query(DELETE_SQL, [stored.map((s) => s.id), stored.map((s) => s.day)]);
-        await writeCopy(client, mergedPieces(blocks, ids, days, stored));
+        await writeCopy(client, mergedPieces(blocks, ids, days, stored, cuts));
       });
       return;
     } catch (err) {

@@ -16,17 +16,23 @@ export interface QueryPart {
   end: number;
 }
 
-/** Below this much data per part (registers × days) one query is as fast. */
-const MIN_REGISTER_DAYS_PER_PART = 30;
+/** Below this much data per part (registers × days) one query is as fast: for reads of the
+ * readings (`data`, decoded one by one afterwards). */
+export const MIN_REGISTER_DAYS_PER_PART = 30;
+/** The same for reads of rollups only (hours or daily pieces, a few hundred bytes a block): a
+ * block is one index entry and one tuple, ~1 µs of PostgreSQL's time, so a register-year (365)
+ * is one query — a second connection costs more than it saves (docs/benchmarks-meter.md, fifth session). */
+export const MIN_ROLLUP_BLOCKS_PER_PART = 1000;
 
 /**
  * @param alignMs time boundaries are multiples of this from the epoch; undefined = never split
  *   by time (local-day buckets of several registers, whose boundaries differ per register).
+ * @param minPerPart register-days a part must have at least.
  */
-export function splitQuery(registers: number, start: number, end: number, parts: number, alignMs: number | undefined): QueryPart[] {
+export function splitQuery(registers: number, start: number, end: number, parts: number, alignMs: number | undefined, minPerPart = MIN_REGISTER_DAYS_PER_PART): QueryPart[] {
   const whole = [{ from: 0, to: registers, start, end }];
   const registerDays = (registers * (end - start)) / 86_400_000;
-  const n = Math.min(parts, Math.floor(registerDays / MIN_REGISTER_DAYS_PER_PART));
+  const n = Math.min(parts, Math.floor(registerDays / minPerPart));
   if (n < 2) return whole;
   if (registers >= 2) {
     const groups = Math.min(n, registers);

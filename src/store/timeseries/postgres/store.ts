@@ -6,14 +6,16 @@
 //   reads: blockRead.ts (blocks, split over several connections when large), aggregated by
 //   src/shared/readings/aggregate.ts (rollups where they answer, on the event loop: ≤ 24 slots a
 //   block; readings where they do not, in the worker pool: aggregateTask.ts);
-//   JSON by ../readingJson.ts; rows of the former row table converted at start (convertRows.ts).
-import type { Pool } from '../../database.ts';
+//   JSON by ../readingJson.ts; rows of the former row table converted at start (convertRows.ts);
+//   daily rollups per register zone (blockDays.ts): on write, on a zone change, at start.
+import type { Pool, Queryable } from '../../database.ts';
 import type { WorkerPool } from '../../../workerPool.ts';
-import { aggregateBlocks, rawNeeded, readingsOfBlocks, type Bucketing } from '../../../shared/readings/aggregate.ts';
+import { aggregateBlocks, daysMissing, rawNeeded, readingsOfBlocks, type Bucketing } from '../../../shared/readings/aggregate.ts';
 import type { AggregateTask } from '../../../shared/readings/contract.ts';
 import { decodeData, dayOf } from '../../../shared/readings/blocks.ts';
 import { seriesJsonById } from '../readingJson.ts';
 import { TooManyPoints, type BucketQuery, type ChangeQuery, type RangeQuery, type ReadingsInput, type Series, type TimeSeriesStore, type WriteOutcome } from '../types.ts';
+import { rebuildDays } from './blockDays.ts';
 import { fetchBlocks, fillData, localDays, type BlockRow } from './blockRead.ts';
 import { writeRows } from './blockWrite.ts';
 import { ingestBody } from './ingest.ts';
@@ -76,7 +78,7 @@ export class PostgresTimeSeriesStore implements TimeSeriesStore {
     // Hourly rollups answer buckets of whole hours; other lengths aggregate the readings.
     const rollups = days || q.resolutionSeconds % 3600 === 0;
     const [blocks, zones] = await Promise.all([
-      fetchBlocks(this.pool, ids, q.start, q.end, rollups ? 'hours' : 'data', this.queryParts),
+      fetchBlocks(this.pool, ids, q.start, q.end, days ? 'days' : rollups ? 'hours' : 'data', this.queryParts),
       days ? localDays(this.pool, [...new Set(q.registers.map((r) => r.timeZone))], q.start, q.end) : undefined,
     ]);
     const bucketing = (tz: string): Bucketing => (zones ? { kind: 'days', ...zones.get(tz)! } : { kind: 'epoch', ms: q.resolutionSeconds * 1000 });
@@ -84,9 +86,11 @@ export class PostgresTimeSeriesStore implements TimeSeriesStore {
       const missing: BlockRow[] = [];
       for (const r of q.registers) {
         const list = blocks.get(r.id) ?? [];
-        for (const i of rawNeeded(list, bucketing(r.timeZone), q.start, q.end)) missing.push(list[i]!);
+        // Local days: blocks whose daily pieces do not fit get their hours and data.
+        const needed = days ? daysMissing(list, bucketing(r.timeZone), q.start, q.end) : rawNeeded(list, bucketing(r.timeZone), q.start, q.end);
+        for (const i of needed) missing.push(list[i]!);
       }
-      await fillData(this.pool, missing);
+      await fillData(this.pool, missing, days);
       // 24 slots per block at most: cheap enough for the event loop.
       return q.registers.map((r) => {
         const list = blocks.get(r.id);
@@ -132,6 +136,10 @@ export class PostgresTimeSeriesStore implements TimeSeriesStore {
 
   async deleteRegister(registerId: number): Promise<void> {
     await this.pool.query('DELETE FROM reading_blocks WHERE register_id = $1', [registerId]);
+  }
+
+  async timeZoneChanged(tx: Queryable, registerId: number): Promise<void> {
+    await rebuildDays(tx, registerId);
   }
 
   async close(): Promise<void> {}
