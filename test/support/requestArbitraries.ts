@@ -97,7 +97,11 @@ function integerArbitrary(s: Schema, name: string, pools: IdPools): fc.Arbitrary
   const max = Math.min(s.maximum ?? 2 ** 31 - 1, 2 ** 31 - 1);
   const plain = fc.integer({ min, max });
   const ids = pools.ints.filter((i) => i >= min && i <= max);
-  return /Ids?$|^id$|^\w+Id$/.test(name) && ids.length > 0 ? fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...ids) }, { weight: 1, arbitrary: plain }) : plain;
+  if (!/Ids?$|^id$|^\w+Id$/.test(name)) return plain;
+  // Any id, but never one the caller protects (pools.ints leaves those out for writes): a plain
+  // integer is biased towards small values and would name the fuzzer's own organization (1).
+  const other = plain.filter((i) => ids.includes(i) || !pools.protectedInts.has(i));
+  return ids.length > 0 ? fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...ids) }, { weight: 1, arbitrary: other }) : other;
 }
 
 /** A value for `schema` (valid as far as one schema can tell). */
