@@ -110,6 +110,42 @@ describe('GET /api/readings/average/hourly', () => {
     expect(res.body[0].readings[0].resolution).toBe(3600);
   });
 
+  // The store is asked at the same time as the register check here (readingsQuery.ts,
+  // averagesBeforeCheck): the refusals must stay those of the check, in the same order.
+  it('refuses unknown registers, registers not shared and other organizations as GET /api/readings does', async () => {
+    const hourly = (ids: number[], organizationId = org, tok = token) =>
+      get(readingsUrl(organizationId, ids, '2024-03-01T00:00:00Z', '2024-03-02T00:00:00Z').replace('/api/readings?', '/api/readings/average/hourly?'), tok);
+    const unknown = await hourly([energy.id, 999999]);
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.errors[0].path).toBe('query.registerId[1]');
+    // Unknown and too many points: the unknown register is named, as before.
+    const both = await get(readingsUrl(org, [energy.id, 999999], '2023-01-01T00:00:00Z', '2024-01-01T00:00:00Z').replace('/api/readings?', '/api/readings/average/hourly?'));
+    expect(both.status).toBe(400);
+    expect(both.body.errors[0].path).toBe('query.registerId[1]');
+    const tooMany = await get(readingsUrl(org, [energy.id], '2023-01-01T00:00:00Z', '2024-01-01T00:00:00Z').replace('/api/readings?', '/api/readings/average/hourly?'));
+    expect(tooMany.status).toBe(400);
+    expect(tooMany.body.detail).toContain('5000');
+    const denied = await hourly([energy.id, foreign.id]);
+    expect(denied.status).toBe(403);
+    expect(JSON.stringify(denied.body)).not.toContain('readings');
+    expect((await hourly([energy.id], org + 1000)).status).toBe(403);
+    expect((await hourly([foreign.id], org, t.adminToken)).status).toBe(200);
+  });
+
+  it('answers stored and virtual registers together as each alone', async () => {
+    const computed = await createRegister(t.api, t.adminToken, meter.id, { isVirtual: true, virtualDefinition: { calculationType: 2, constant: 1 } });
+    const hourly = (ids: number[]) => get(readingsUrl(org, ids, '2024-03-01T00:00:00Z', '2024-03-02T00:00:00Z').replace('/api/readings?', '/api/readings/average/hourly?'));
+    const together = await hourly([computed.id, energy.id, power.id]);
+    expect(together.status).toBe(200);
+    expect(together.body.map((s: { registerId: number }) => s.registerId)).toEqual([computed.id, energy.id, power.id]);
+    expect(together.body[0].readings.length).toBeGreaterThan(0);
+    expect(together.body[1].readings.length).toBe(24);
+    // A computed constant's updatedAt is the time it was computed.
+    const withoutUpdated = (series: { readings: { updatedAt: string }[] }) => series.readings.map(({ updatedAt: _, ...r }) => r);
+    expect(withoutUpdated(together.body[0])).toEqual(withoutUpdated((await hourly([computed.id])).body[0]));
+    for (const [i, id] of [energy.id, power.id].entries()) expect(together.body[i + 1]).toEqual((await hourly([id])).body[0]);
+  });
+
   it('needs organizationId, registerId, start and end', async () => {
     const res = await get(`/api/readings/average/hourly?registerId=${energy.id}`);
     expect(res.status).toBe(400);

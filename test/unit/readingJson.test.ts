@@ -29,6 +29,41 @@ describe('reading JSON', () => {
     expect(seriesJson(one).toString()).toBe(JSON.stringify([{ timestamp: '2024-10-27T00:00:00.000Z', periodTo: '2024-10-27T00:00:01.000Z', updatedAt: '2024-10-27T00:00:00.000Z', value: 2, resolution: 1 }]));
   });
 
+  it('writes byte for byte what JSON.stringify writes, where a reading repeats the previous one up to its value and where it does not', () => {
+    // The writer copies the previous reading's text when both its instants fall on the same UTC
+    // days and its updatedAt is the same: random series that do and do not, in every mix.
+    let seed = 12345;
+    const random = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+    for (let k = 0; k < 300; k += 1) {
+      const n = 1 + Math.floor(random() * 80);
+      const base = k % 50 === 0 ? -8.64e15 + 86_400_000 : k % 50 === 1 ? 8.64e15 - 200 * 86_400_000 : Date.UTC(2024, 2, 30) + Math.floor((random() - 0.5) * 1e12);
+      const steps = [1, 1000, 900_000, 3_600_000, 86_399_999, 86_400_000, 90_000_000];
+      const timestamps: number[] = [];
+      const resolutions: number[] = [];
+      const updatedAt: number[] = [];
+      const values: number[] = [];
+      let t = base;
+      for (let i = 0; i < n; i += 1) {
+        t += steps[Math.floor(random() * steps.length)]!;
+        timestamps.push(t);
+        resolutions.push([1, 900, 3600, 86_400, 90_000][Math.floor(random() * 5)]!);
+        updatedAt.push(random() < 0.8 && i > 0 ? updatedAt[i - 1]! : base + Math.floor(random() * 1e9));
+        values.push(random() < 0.2 ? Math.round(random() * 100) : (random() - 0.5) * 10 ** Math.floor(random() * 40 - 20));
+      }
+      const series = { registerId: 1, timestamps: Float64Array.from(timestamps), values: Float64Array.from(values), resolutions: Int32Array.from(resolutions), updatedAt: Float64Array.from(updatedAt) };
+      for (const bucketSeconds of [undefined, 3600]) {
+        const expected = timestamps.map((ts, i) => ({
+          timestamp: new Date(ts).toISOString(),
+          periodTo: new Date(ts + resolutions[i]! * 1000).toISOString(),
+          updatedAt: new Date(updatedAt[i]!).toISOString(),
+          value: bucketSeconds === undefined ? values[i] : roundComputed(values[i]!),
+          resolution: bucketSeconds ?? resolutions[i],
+        }));
+        expect(seriesJson(series, bucketSeconds).toString()).toBe(JSON.stringify(expected));
+      }
+    }
+  });
+
   it('fits the longest readings: six-digit years, the longest numbers and resolutions', () => {
     const last = 8.64e15 - 86_400_000;
     const first = -8.64e15;
