@@ -8,7 +8,7 @@ import { createServer, STATUS_CODES, type IncomingMessage, type Server, type Ser
 import type { Socket } from 'node:net';
 import { BodyReader } from './body.ts';
 import { HttpError, PROBLEM_CONTENT_TYPE, type ErrorCode } from './errors.ts';
-import type { Outgoing, Router } from './router.ts';
+import { bodyLength, isPieces, type Outgoing, type Router } from './router.ts';
 import {
   READ_HEADERS,
   RouteTable,
@@ -154,12 +154,18 @@ export class NodeHttpServer implements HttpServer {
     if (ex.aborted || ex.finished) return;
     const body = out.body;
     const headers: Record<string, string | number> = { ...out.headers, 'X-Request-Id': ex.requestId };
-    headers['Content-Length'] = body === undefined ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : body.length;
+    headers['Content-Length'] = bodyLength(body);
     if (ex.closeAfter || this.core.isDraining) headers['Connection'] = 'close';
     res.writeHead(out.status, headers);
     // Node writes no body for HEAD requests; the Content-Length above is the GET body's.
     if (body === undefined) res.end();
-    else res.end(body);
+    else if (isPieces(body)) {
+      // Corked: the pieces leave in one writev, without being copied together first.
+      res.cork();
+      for (const piece of body) res.write(piece);
+      res.end();
+      res.uncork();
+    } else res.end(body);
     this.core.end(ex, out.status);
   }
 
@@ -173,7 +179,7 @@ export class NodeHttpServer implements HttpServer {
     const requestId = this.core.nextRequestId(undefined);
     const error = new HttpError(refusal.code, refusal.detail);
     const out = this.core.errorOutgoing(error, requestId);
-    const body = Buffer.from(out.body ?? '');
+    const body = isPieces(out.body) ? Buffer.concat(out.body) : Buffer.from(out.body ?? '');
     socket.end(
       `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}\r\nConnection: close\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\n` +
         `Content-Length: ${body.length}\r\nX-Request-Id: ${requestId}\r\n\r\n${body.toString('utf8')}`,

@@ -36,7 +36,9 @@ export interface RequestHead {
 export interface Outgoing {
   status: number;
   headers: Record<string, string>;
-  body: string | Buffer | undefined;
+  /** Pieces (a raw answer given as pieces, uncompressed): sent in order as they are, never
+   * concatenated (a copy of 11 MB into fresh memory per 100 register-months of hourly averages). */
+  body: string | Buffer | readonly Buffer[] | undefined;
 }
 
 export interface RouterDeps {
@@ -72,6 +74,18 @@ export interface Admitted {
 }
 
 const serializeProblem: (problem: ProblemDetails) => string = fastJson(problemSchema);
+
+/** Whether an Outgoing body is a list of pieces. */
+export function isPieces(body: Outgoing['body']): body is readonly Buffer[] {
+  return Array.isArray(body);
+}
+
+/** The bytes an Outgoing body takes on the wire (its Content-Length). */
+export function bodyLength(body: Outgoing['body']): number {
+  if (body === undefined) return 0;
+  if (typeof body === 'string') return Buffer.byteLength(body);
+  return isPieces(body) ? body.reduce((n, piece) => n + piece.length, 0) : body.length;
+}
 
 export function compileRoute(def: RouteDef, validators: Validators): CompiledRoute {
   const what = `${def.method} ${def.path}`;
@@ -188,7 +202,7 @@ export class Router {
         out.headers['Content-Encoding'] = encoding;
       }
     }
-    return { status: out.status, headers: out.headers, body: Array.isArray(body) ? Buffer.concat(body.map(toBuffer)) : body };
+    return { status: out.status, headers: out.headers, body: Array.isArray(body) ? body.map(toBuffer) : body };
   }
 
   /** The answer to an OPTIONS request on a path with these methods when it is a CORS preflight;

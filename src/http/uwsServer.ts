@@ -11,7 +11,7 @@ import { STATUS_CODES } from 'node:http';
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import { BodyReader } from './body.ts';
 import { HttpError } from './errors.ts';
-import type { CompiledRoute, Outgoing, RequestHead, Router } from './router.ts';
+import { bodyLength, isPieces, type CompiledRoute, type Outgoing, type RequestHead, type Router } from './router.ts';
 import {
   READ_HEADERS,
   Head,
@@ -185,10 +185,11 @@ export class UwsHttpServer implements HttpServer {
   private write(ex: UwsExchange, out: Outgoing): void {
     if (ex.aborted || ex.finished) return;
     const { res } = ex;
-    const body = out.body;
+    // Pieces are joined here: a large answer is streamed from one buffer (tryEnd's offsets).
+    const body = isPieces(out.body) ? Buffer.concat(out.body) : out.body;
     const close = ex.closeAfter || this.core.isDraining;
     if (ex.head) {
-      const length = body === undefined ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : body.length;
+      const length = bodyLength(body);
       res.cork(() => {
         this.writeHead(res, out, ex.requestId);
         res.endWithoutBody(length, close);

@@ -146,6 +146,20 @@ describe('GET /api/readings/average/hourly', () => {
     for (const [i, id] of [energy.id, power.id].entries()) expect(together.body[i + 1]).toEqual((await hourly([id])).body[0]);
   });
 
+  // The answer is sent as pieces (register by register) without being joined first.
+  it('sends several registers whole, with their length, and HEAD that length without a body', async () => {
+    const url = t.api.baseUrl + readingsUrl(org, [energy.id, power.id, oslo.id], '2024-03-01T00:00:00Z', '2024-03-04T00:00:00Z').replace('/api/readings?', '/api/readings/average/hourly?');
+    const headers = { authorization: `Bearer ${token}`, 'accept-encoding': 'identity' };
+    const got = await fetch(url, { headers });
+    const bytes = Buffer.from(await got.arrayBuffer());
+    expect(Number(got.headers.get('content-length'))).toBe(bytes.length);
+    expect(JSON.parse(bytes.toString()).map((s: { readings: unknown[] }) => s.readings.length)).toEqual([72, 72, 0]);
+    const head = await fetch(url, { method: 'HEAD', headers });
+    expect(head.status).toBe(200);
+    expect(Number(head.headers.get('content-length'))).toBe(bytes.length);
+    expect((await head.arrayBuffer()).byteLength).toBe(0);
+  });
+
   it('needs organizationId, registerId, start and end', async () => {
     const res = await get(`/api/readings/average/hourly?registerId=${energy.id}`);
     expect(res.status).toBe(400);
