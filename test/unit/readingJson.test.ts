@@ -85,13 +85,14 @@ describe('reading JSON', () => {
 
   it('writes computed values exactly as String(roundComputed(value)) (the fast text of bucket values)', () => {
     const values = [0, -0, 1, -2.5, 0.1, 0.30000000000000004, 1 / 3, -2 / 3, 123.456, 1e12, 999999999999.95, 99999999999.995, 0.1234567890125, 9.999999999995, 9.9999999999951, -0.99999999999995];
+    values.push(0.000001, -0.000001, 999999.999999, -999999.999999, 999999.9999995, 1e6 - 1e-6, 0.5, 10.000001, 100000.1, 0.00025);
     values.push(1e-7, 1.23456789012345e-5, 5e-324, 1e21, 1234.5678901234567, Number.MAX_VALUE, -Number.MIN_VALUE);
     let seed = 7;
     const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
     const bits = new Float64Array(1);
     const words = new Uint32Array(bits.buffer);
     for (let k = 0; k < 200_000; k += 1) {
-      const kind = k % 6;
+      const kind = k % 8;
       if (kind === 0) values.push((random() - 0.3) * 10 ** Math.floor(random() * 30 - 12));
       else if (kind === 1) values.push(Math.round(random() * 1e6) / 1e3 / (1 + Math.floor(random() * 96))); // averages of meter values
       else if (kind === 2) values.push(Number((random() * 1000).toPrecision(13))); // 13 digits: often ending on the boundary (…5)
@@ -100,7 +101,9 @@ describe('reading JSON', () => {
         words[0] = (random() * 2 ** 32) >>> 0;
         words[1] = (random() * 2 ** 32) >>> 0;
         if (Number.isFinite(bits[0])) values.push(bits[0]!); // any finite double (others are refused: the next test)
-      } else values.push(Number(`0.${'9'.repeat(1 + Math.floor(random() * 15))}`) * 10 ** Math.floor(random() * 10)); // carries
+      } else if (kind === 5) values.push(Number(`0.${'9'.repeat(1 + Math.floor(random() * 15))}`) * 10 ** Math.floor(random() * 10)); // carries
+      else if (kind === 6) values.push(Math.round((random() - 0.5) * 2 * 10 ** Math.floor(random() * 13)) / 1e6); // whole millionths (written without toPrecision)
+      else values.push((Math.round(random() * 1e8) / 1e3 + Math.round(random() * 1e8) / 1e3 + Math.round(random() * 1e8) / 1e3) / (k % 16 < 8 ? 1 : 4)); // thousandths summed, averaged
     }
     const n = values.length;
     const text = seriesJson({ registerId: 1, timestamps: new Float64Array(n), values: Float64Array.from(values), resolutions: new Int32Array(n).fill(60), updatedAt: new Float64Array(n) }, 60).toString();
