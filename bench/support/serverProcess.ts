@@ -68,7 +68,9 @@ export async function startServerProcess(o: ServerOptions): Promise<ServerProces
   const nodeArgs = o.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfDir}`, '--cpu-prof-interval=500'] : [];
   const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'src/main.ts'], {
     cwd: ROOT,
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', DATA_DIR: serverDir, DATABASE_URL: o.databaseUrl, ADMIN_TOKEN: adminToken, ...o.env },
+    // MQTT_PORT 0: the embedded broker on a free port, so a Flex already running on 1883 does not
+    // stop the bench's server (a bench that measures MQTT passes its own).
+    env: { ...process.env, PORT: '0', MQTT_PORT: '0', LOG_LEVEL: 'info', DATA_DIR: serverDir, DATABASE_URL: o.databaseUrl, ADMIN_TOKEN: adminToken, ...o.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
