@@ -9,7 +9,8 @@
 //     10 bodies in parallel, timed until readable; corrections = the same points again, DEDUP);
 //   - disk bytes per stored reading (table + indexes) of the blocks and of the row table;
 //   - corrections: the same 1M posted again (the merge path);
-//   - the server's peak RSS during each POST.
+//   - the server's peak RSS during each POST;
+//   - GET /health latencies while a fresh POST runs (p50, p90, max).
 //   npm run bench:ingest     (RUNS=5, INFLUX_BATCH=10000, INFLUX_CONCURRENCY=2, CPU_PROF=1 to profile)
 // BACKEND=questdb (with QUESTDB_HTTP_URL, QUESTDB_PG_URL): Flex on QuestDB against QuestDB used
 // directly instead (bench/ingestQuestdb.ts).
@@ -161,6 +162,28 @@ for (let round = 0; round <= RUNS; round += 1) {
   rss.corrections.push(corrections.peakRss);
 }
 
+// Responsiveness: GET /health one after another (25 ms apart) while one more fresh 1M POST runs;
+// the latencies show how long the main thread is held by a batch (test/integration/readingsHeavy
+// checks only that /health keeps answering: timings are figures, never test assertions).
+const healthMs: number[] = [];
+{
+  let posting = true;
+  const during = post(readingsBody(fleet.meters, monthStart((RUNS + 1) * 3), READINGS)).finally(() => {
+    posting = false;
+  });
+  while (posting) {
+    const t0 = performance.now();
+    const res = await fetch(`${server.baseUrl}/health`);
+    await res.arrayBuffer();
+    if (res.status !== 200) throw new Error(`GET /health during a POST: ${res.status}`);
+    if (posting) healthMs.push(performance.now() - t0);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  await during;
+}
+const healthSorted = [...healthMs].sort((a, b) => a - b);
+const healthP90 = healthSorted[Math.floor(healthSorted.length * 0.9)] ?? NaN;
+
 // Where a POST's time goes, part 1: the worker task (parse, validate, group, encode COPY) on
 // the same body, here in the bench process, timed alone.
 const parseMs: number[] = [];
@@ -239,6 +262,7 @@ console.log(
   `disk bytes per stored reading (table + indexes): blocks ${diskAsWritten.blocks.toFixed(1)} as written (after corrections, before vacuum), ${diskCompacted.blocks.toFixed(1)} compacted; ` +
     `row table ${diskAsWritten.rows.toFixed(1)} / ${diskCompacted.rows.toFixed(1)}; blocks / rows ${x(ratios.diskBlocksToRows)} (target ≤ 0.33×)`,
 );
+console.log(`GET /health during a fresh POST: ${healthMs.length} answers, p50 ${fmt(median(healthMs))} ms, p90 ${fmt(healthP90)} ms, max ${fmt(Math.max(...healthMs))} ms (target p90 < 100 ms)`);
 console.log(`server peak RSS during one POST: fresh ${mib(Math.max(...rss.fresh))}, corrections ${mib(Math.max(...rss.corrections))}, idle before ${mib(median(rss.idle))} (target < 1 GiB)`);
 // Where a POST's time goes, part 2: its stages, each timed alone.
 const stages = {
@@ -285,6 +309,7 @@ const file = writeResults('ingest', {
   ratios,
   targets: { oursToCopy: 1.5, oursToInflux: 1.0, correctionsToFresh: 0.5, diskBlocksToRows: 1 / 3, peakRssBytes: 2 ** 30 },
   peakRssBytes: { fresh: spread(rss.fresh), corrections: spread(rss.corrections), idleBefore: median(rss.idle) },
+  healthDuringPostMs: { answers: healthMs.length, median: median(healthMs), p90: healthP90, max: Math.max(...healthMs) },
   workerTaskMs: spread(parseMs),
   uploadOnlyMs: spread(samples.upload),
   profiles,

@@ -21,7 +21,6 @@ export function resolutionLabel(seconds: number): string {
   return RESOLUTION_LABELS.has(seconds) ? String(seconds) : 'other';
 }
 
-export const JOB_NAMES = ['clearing', 'delivery-validation'] as const;
 export const NOTIFICATION_STATES = ['pending', 'delivered', 'dead'] as const;
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -80,22 +79,25 @@ export class DomainMetrics {
       labelNames: ['backend', 'resolution'],
       registers,
     });
-    this.jobRuns = new client.Counter({ name: 'flex_job_runs_total', help: 'Steps of periodic jobs (clearing, delivery-validation) by outcome', labelNames: ['job', 'outcome'], registers });
+    this.jobRuns = new client.Counter({ name: 'flex_job_runs_total', help: 'Steps of periodic jobs by outcome (clearing, delivery-validation; questdb-replay, questdb-purge on QuestDB)', labelNames: ['job', 'outcome'], registers });
     this.jobDuration = latency('flex_job_duration_seconds', 'Duration of one periodic job step', ['job']);
     this.jobItems = new client.Counter({
       name: 'flex_job_items_total',
-      help: 'Items handled by periodic jobs: availability orders cleared, transactions validated',
+      help: 'Items handled by periodic jobs: availability orders cleared, transactions validated, orphaned journal batches replayed, purge steps done',
       labelNames: ['job'],
       registers,
     });
     // Series that exist from the start, at zero, so dashboards and alerts see them before the first event.
     this.readingsIngested.labels(backend).inc(0);
     for (const reason of REFUSAL_REASONS) this.batchesRefused.labels(reason).inc(0);
-    for (const job of JOB_NAMES) {
-      this.jobRuns.labels(job, 'ok').inc(0);
-      this.jobRuns.labels(job, 'failed').inc(0);
-      this.jobItems.labels(job).inc(0);
-    }
+  }
+
+  /** Creates a periodic job's series at zero (PeriodicJob calls this when it starts), so that
+   * dashboards and alerts see every job of this instance before its first step. */
+  declareJob(job: string): void {
+    this.jobRuns.labels(job, 'ok').inc(0);
+    this.jobRuns.labels(job, 'failed').inc(0);
+    this.jobItems.labels(job).inc(0);
   }
 
   /** Observes one periodic job step (PeriodicJob calls this). */

@@ -1,5 +1,5 @@
-// Background work every instance runs on a timer (order clearing, delivery validation; wired in
-// src/app.ts). Each job's step claims its own rows (FOR UPDATE SKIP LOCKED), so several
+// Background work every instance runs on a timer (order clearing, delivery validation, and on
+// QuestDB the journal replay and the purge of deleted registers' rows; wired in src/app.ts). Each job's step claims its own rows (FOR UPDATE SKIP LOCKED), so several
 // instances can run the same job; this class only schedules, logs and stops it.
 import type { Logger } from 'pino';
 
@@ -15,10 +15,11 @@ export class PeriodicJob {
     private readonly intervalMs: number,
     private readonly log: Logger,
     /** Runs, durations and items of each step (flex_job_* in src/domainMetrics.ts). */
-    private readonly metrics?: { observeJob(job: string, seconds: number, items: number, failed: boolean): void },
+    private readonly metrics?: { declareJob(job: string): void; observeJob(job: string, seconds: number, items: number, failed: boolean): void },
   ) {}
 
   start(): void {
+    this.metrics?.declareJob(this.name);
     this.schedule(0);
   }
 

@@ -253,11 +253,10 @@ describe('revocation with the default cache', () => {
       const probe = `/api/organization/${owner.organizationId}/client`;
       expect((await cached.api.get(probe, owner.token)).status).toBe(200);
       expect((await cached.api.delete(`/api/organization/${owner.organizationId}/client/${owner.id}`, cached.adminToken)).status).toBe(204);
-      const deletedAt = Date.now();
-      let status = 200;
-      while (status === 200 && Date.now() - deletedAt < 5000) status = (await cached.api.get(probe, owner.token)).status;
-      expect(status).toBe(401);
-      expect(Date.now() - deletedAt).toBeLessThan(2000);
+      // Once AUTH_CACHE_MS has passed the token is refused (a loaded machine waiting longer can
+      // only make that surer: no upper bound on time is asserted).
+      await new Promise((resolve) => setTimeout(resolve, 300 + 50));
+      expect((await cached.api.get(probe, owner.token)).status).toBe(401);
     } finally {
       await cached.close();
     }

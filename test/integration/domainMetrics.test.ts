@@ -71,6 +71,8 @@ describe('domain metrics', () => {
     expect(sample(text, 'flex_job_runs_total', { job: 'clearing', outcome: 'ok' })).toBeGreaterThan(0);
     expect(sample(text, 'flex_job_runs_total', { job: 'delivery-validation', outcome: 'ok' })).toBeGreaterThan(0);
     expect(sample(text, 'flex_job_duration_seconds_count', { job: 'clearing' })).toBeGreaterThan(0);
+    // Every job's failure series exists from its start, at zero, for alerts.
+    for (const job of ['clearing', 'delivery-validation']) expect(sample(text, 'flex_job_runs_total', { job, outcome: 'failed' }), job).toBe(0);
     for (const state of ['pending', 'delivered', 'dead']) expect(sample(text, 'flex_vtn_notifications', { state })).toBe(0);
     expect(sample(text, 'flex_vtn_notification_oldest_pending_age_seconds')).toBe(0);
     expect(sample(text, 'flex_delivery_validation_backlog')).toBe(0);

@@ -22,7 +22,9 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
-/** node:http: exactly this status, then the connection closes promptly. uWS: never a 5xx. */
+/** node:http: exactly this status, then the connection closes promptly: within the exchange's
+ * wait (1.5 s), which is far below every server timeout (headers 20 s, keep-alive 55 s), so the
+ * server closed it itself. uWS: never a 5xx. */
 function expectRefused(res: { statuses: number[]; closed: boolean; ms: number }, status: number, name = ''): void {
   if (uws) {
     expect(res.statuses.filter((s) => s >= 500), name).toEqual([]);
@@ -30,7 +32,6 @@ function expectRefused(res: { statuses: number[]; closed: boolean; ms: number },
   }
   expect([name, res.statuses]).toEqual([name, [status]]);
   expect([name, res.closed]).toEqual([name, true]);
-  expect(res.ms, name).toBeLessThan(1000);
 }
 
 async function stillServing(): Promise<void> {

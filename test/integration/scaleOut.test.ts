@@ -1,7 +1,7 @@
 // Scale-out, proven (issue 10): two Flex processes on one PostgreSQL (an embedded server started
 // by this test, its URL handed to both, as a deployment would with a managed database). They
 // start at once and migrate once; a client's rate limit is shared; a VTN change made through one
-// is served by the other within a second; a due clearing runs once; every webhook notification is
+// is served by the other (by invalidation, not expiry); a due clearing runs once; every webhook notification is
 // delivered once; a rotated secret and a deleted client are refused by both within AUTH_CACHE_MS.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -49,6 +49,9 @@ beforeAll(async () => {
     VTN_WEBHOOK_ALLOW_PRIVATE: 'true',
     VTN_DISPATCH_POLL_MS: '50',
     DB_POOL_MAX: '5',
+    // An hour: a read cached by one instance can only change through the other's invalidation
+    // (LISTEN/NOTIFY), never by expiring while the test waits.
+    VTN_READ_CACHE_MS: '3600000',
   };
   // Both at once, on an empty database.
   instances = await Promise.all([startFlexProcess(env, 120_000), startFlexProcess(env, 120_000)]);
@@ -100,21 +103,21 @@ describe('two instances on one PostgreSQL', () => {
     expect(statuses.slice(API_PER_MINUTE)).toEqual(Array(10).fill(429));
   }, 90_000);
 
-  it('serves a VTN change made through the other within a second, and delivers each notification once', async () => {
+  it('serves a VTN change made through the other by invalidation, and delivers each notification once', async () => {
     const org = await expectStatus(a.post('/api/admin/organizations', { name: 'scale-vtn', features: ['OpenADR'] }, ADMIN), 201);
     const credential = await expectStatus(a.post('/api/openadr/vtn/credential', { organizationId: org.id, name: 'bl', scopes: BL_SCOPES }, ADMIN), 200);
     const token = await fetchToken(a, credential.clientId, credential.clientSecret);
     const program = await expectStatus(a.post(`${VTN}/programs`, { programName: 'scale' }, token), 201);
     const list = `${VTN}/events?programID=${program.id}`;
-    // b caches the empty list (its read cache lives VTN_READ_CACHE_MS = 5 s by default).
+    // b caches the empty list for VTN_READ_CACHE_MS (an hour here): only a's invalidation can
+    // make b serve the new event while the test waits. How soon is not asserted (no timing
+    // assertions: a loaded machine may take longer than the usual few milliseconds).
     expect(await expectStatus(b.get(list, token), 200)).toEqual([]);
     expect(await expectStatus(b.get(list, token), 200)).toEqual([]);
     const created = await expectStatus(a.post(`${VTN}/events`, { programID: program.id, eventName: 'first' }, token), 201);
-    const written = performance.now();
-    await waitFor('b to serve the event a created', async () => (await expectStatus(b.get(list, token), 200)).length === 1, 1000);
-    expect(performance.now() - written).toBeLessThan(1000);
+    await waitFor('b to serve the event a created', async () => (await expectStatus(b.get(list, token), 200)).length === 1, 20_000);
     await expectStatus(b.put(`${VTN}/events/${created.id}`, { programID: program.id, eventName: 'first', priority: 7 }, token), 200);
-    await waitFor('a to serve b’s update', async () => (await expectStatus(a.get(`${VTN}/events/${created.id}`, token), 200)).priority === 7, 1000);
+    await waitFor('a to serve b’s update', async () => (await expectStatus(a.get(`${VTN}/events/${created.id}`, token), 200)).priority === 7, 20_000);
 
     const receiver = await startReceiver();
     receivers.push(receiver);
@@ -166,17 +169,17 @@ describe('two instances on one PostgreSQL', () => {
     // Both instances have the client in their caches.
     expect(await both(client.token)).toEqual([200, 200]);
     const rotated = await expectStatus(a.put(`/api/organization/${client.organizationId}/client/${client.id}/secret`, undefined, ADMIN), 200);
-    const rotatedAt = performance.now();
-    // Within the documented window both refuse the old token; the old secret is refused at once.
-    await waitFor('both to refuse the token issued before the rotation', async () => (await both(client.token)).every((s) => s === 401), AUTH_CACHE_MS + 1000);
-    expect(performance.now() - rotatedAt).toBeLessThan(AUTH_CACHE_MS + 1000);
+    // Once the documented window has passed, both refuse the old token (waiting longer, as a loaded
+    // machine may, can only make that surer: no upper bound on time is asserted); the old secret
+    // is refused at once.
+    await new Promise((resolve) => setTimeout(resolve, AUTH_CACHE_MS + 50));
+    expect(await both(client.token)).toEqual([401, 401]);
     expect((await b.request('POST', '/oauth/token', { form: { grant_type: 'client_credentials', client_id: client.clientId, client_secret: client.clientSecret, audience: 'flex-api' } })).status).toBe(401);
     const fresh = await fetchToken(b, client.clientId, rotated.clientSecret);
     expect(await both(fresh)).toEqual([200, 200]);
 
     await expectStatus(b.delete(`/api/organization/${client.organizationId}/client/${client.id}`, ADMIN), 204);
-    const deletedAt = performance.now();
-    await waitFor('both to refuse the deleted client', async () => (await both(fresh)).every((s) => s === 401), AUTH_CACHE_MS + 1000);
-    expect(performance.now() - deletedAt).toBeLessThan(AUTH_CACHE_MS + 1000);
+    await new Promise((resolve) => setTimeout(resolve, AUTH_CACHE_MS + 50));
+    expect(await both(fresh)).toEqual([401, 401]);
   });
 });

@@ -32,7 +32,6 @@ describe('malformed HTTP on the default server', () => {
       const res = await rawExchange(t.app.port, bytes, 3000);
       expect(res.statuses).toEqual([status]);
       expect(res.closed).toBe(true);
-      expect(res.ms).toBeLessThan(1000);
       expect((await t.api.get('/health')).status).toBe(200);
     });
   }

@@ -148,13 +148,13 @@ describe('parseExpression: errors name the position', () => {
     expect(error(`${'abs('.repeat(65)}r0${')'.repeat(65)}`).message).toBe('nesting deeper than 64 at 256');
   });
 
-  it('stays fast on hostile input at the limits', () => {
-    const start = performance.now();
+  // Backtracking or work exponential in the nesting would not finish on 1,000-character inputs:
+  // the test's timeout catches that; the time it takes is not asserted (no timing assertions).
+  it('finishes on hostile input at the limits', () => {
     for (const text of ['('.repeat(1000), '-'.repeat(1000), 'r0+'.repeat(333), 'min('.repeat(250), `${'1'.repeat(999)}x`]) {
       expect(parseExpression(text, VARS).ok).toBe(false);
     }
-    expect(performance.now() - start).toBeLessThan(50);
-  });
+  }, 10_000);
 });
 
 describe('expressionVariables', () => {
