@@ -67,6 +67,11 @@ export async function streamRows(pool: pg.Pool, text: string, values: unknown[],
   const client = await pool.connect();
   let failure: { err: unknown } | undefined;
   let broken: Error | undefined;
+  // A connection lost mid-read: the query fails with the error (pg hands it to every query of
+  // the client); the client's own 'error' event needs a listener while it is checked out, as
+  // pool.query attaches one, or it would be an uncaught exception.
+  const lost = (err: Error) => (broken = err);
+  client.on('error', lost);
   try {
     await new Promise<void>((resolve, reject) => {
       const query = new pg.Query({ text, values }, (err) => (err ? reject(err) : resolve()));
@@ -85,6 +90,7 @@ export async function streamRows(pool: pg.Pool, text: string, values: unknown[],
     broken = err instanceof Error ? err : new Error(String(err));
     throw err;
   } finally {
+    client.removeListener('error', lost);
     client.release(broken);
   }
   if (failure) throw failure.err;
