@@ -3,12 +3,12 @@
 // listened for that connection's 'error' event while the read ran, so QuestDB going away mid-read
 // (a restart, a network cut) was an uncaught exception that would stop the process. Now the read
 // fails with the error, and the next read, once QuestDB is back, answers in full.
-import net from 'node:net';
 import pg from 'pg';
 import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPool, type Pool } from '../../src/store/database.ts';
 import { WorkerPool } from '../../src/workerPool.ts';
+import { tcpRelay } from '../support/tcpRelay.ts';
 import { createTestDatabase } from '../support/testApp.ts';
 
 const questdbHttp = process.env.QUESTDB_HTTP_URL;
@@ -27,52 +27,13 @@ afterAll(async () => {
   await client.end();
 });
 
-/** A TCP relay to QuestDB's PostgreSQL-wire port whose connections can be cut once `bytes` more
- * have come back from QuestDB (mid-result). */
-async function relay(target: URL): Promise<{ port: number; cutAfter(bytes: number): Promise<void>; close(): void }> {
-  const sockets = new Set<net.Socket>();
-  let armed: { left: number; done: () => void } | undefined;
-  const server = net.createServer((client) => {
-    const upstream = net.connect(Number(target.port || 8812), target.hostname);
-    sockets.add(client).add(upstream);
-    client.pipe(upstream);
-    upstream.on('data', (chunk: Buffer) => {
-      client.write(chunk);
-      if (!armed) return;
-      armed.left -= chunk.length;
-      if (armed.left > 0) return;
-      const { done } = armed;
-      armed = undefined;
-      for (const s of sockets) s.destroy();
-      done();
-    });
-    const end = () => {
-      client.destroy();
-      upstream.destroy();
-      sockets.delete(client);
-      sockets.delete(upstream);
-    };
-    client.on('error', end).on('close', end);
-    upstream.on('error', end).on('close', end);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (server.address() as net.AddressInfo).port,
-    cutAfter: (bytes) => new Promise<void>((done) => (armed = { left: bytes, done })),
-    close() {
-      for (const s of sockets) s.destroy();
-      server.close();
-    },
-  };
-}
-
 describe.skipIf(!questdbHttp || !questdbPg)('QuestDB (set QUESTDB_HTTP_URL and QUESTDB_PG_URL to run; no QuestDB server here)', () => {
   it('a read whose QuestDB connection is lost mid-result fails, and the process goes on', async () => {
     const { QuestDbTimeSeriesStore } = await import('../../src/store/timeseries/questdb/store.ts');
     const log = pino({ level: 'silent' });
     const pool = createPool(await createTestDatabase(), 4, log);
     pools.push(pool);
-    const cable = await relay(new URL(questdbPg!));
+    const cable = await tcpRelay(new URL(questdbPg!), 8812);
     const pgUrl = new URL(questdbPg!);
     pgUrl.host = `127.0.0.1:${cable.port}`;
     const store = await QuestDbTimeSeriesStore.connect({ httpUrl: questdbHttp!, pgUrl: pgUrl.toString(), table, purgeIntervalMs: 0 }, { pool, workers, log });
