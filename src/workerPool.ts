@@ -42,7 +42,9 @@ export class WorkerPool {
 
   run<F extends WorkerTaskFile>(file: F, task: Parameters<WorkerTasks[F]>[0], transferList: readonly (ArrayBufferLike | TransferListItem)[] = []): Promise<ReturnType<WorkerTasks[F]>> {
     const filename = new URL(`../workers/${file}${extension}`, import.meta.url).href;
-    return this.piscina.run(task, { filename, transferList: transferList as never }) as Promise<ReturnType<WorkerTasks[F]>>;
+    // Shared memory is shared, not transferred (a SharedArrayBuffer in a transfer list throws).
+    const transfers = transferList.filter((b) => !(b instanceof SharedArrayBuffer));
+    return this.piscina.run(task, { filename, transferList: transfers as never }) as Promise<ReturnType<WorkerTasks[F]>>;
   }
 
   get threads(): number {
@@ -54,8 +56,11 @@ export class WorkerPool {
   }
 }
 
-/** An ArrayBuffer holding exactly these bytes, safe to transfer (pooled small Buffers are copied). */
+/** An ArrayBuffer holding exactly these bytes, safe to transfer (pooled small Buffers are copied),
+ * or, for bytes in shared memory, a view of them (shared, nothing to transfer). */
 export function transferableCopy(bytes: Buffer): Uint8Array {
+  // Shared memory (a large request body, src/http/body.ts) is read by the workers in place.
+  if (bytes.buffer instanceof SharedArrayBuffer) return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer) return new Uint8Array(bytes.buffer);
   return new Uint8Array(bytes);
 }

@@ -130,7 +130,11 @@ export class NodeHttpServer implements HttpServer {
     const head = new Head(route.def.method, path, rawQuery, headers, params, requestId, () => req.socket.remoteAddress ?? '', this.options.trustProxy);
     void this.core
       .run(ex, route, head, reader ? () => reader.done : undefined, () => reader?.complete ?? true)
-      .then((out) => this.write(ex, res, out));
+      .then((out) => {
+        // The handler is done with the body (body.ts, kept memory).
+        reader?.release();
+        this.write(ex, res, out);
+      });
   }
 
   private begin(res: ServerResponse, method: string, route: string, requestId: string): Exchange {

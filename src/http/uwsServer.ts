@@ -172,7 +172,11 @@ export class UwsHttpServer implements HttpServer {
     }
     void this.core
       .run(ex, route, head, reader ? () => reader.done : undefined, () => reader?.complete ?? true)
-      .then((out) => this.write(ex, out));
+      .then((out) => {
+        // The handler is done with the body (body.ts, kept memory).
+        reader?.release();
+        this.write(ex, out);
+      });
   }
 
   private readHead(res: HttpResponse, req: HttpRequest, route: CompiledRoute): RequestHead {

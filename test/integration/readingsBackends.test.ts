@@ -4,7 +4,6 @@
 // users of the server do not meet. No polling: a 204 means the readings are readable
 // (read-your-writes), on QuestDB too.
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -13,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOrgClient } from '../support/fixtures.ts';
 import { startFlexProcess, type FlexProcess } from '../support/flexProcess.ts';
 import { batch, createMeter, createMeteredClient, createRegister, readingsUrl, series, type Ref, type Value } from '../support/meterFixtures.ts';
+import { tcpRelay } from '../support/tcpRelay.ts';
 import { Api, startTestApp, type TestApp } from '../support/testApp.ts';
 
 const questdbHttp = process.env.QUESTDB_HTTP_URL;
@@ -230,43 +230,8 @@ describe.skipIf(!hasQuestDb)('QuestDB (set QUESTDB_HTTP_URL and QUESTDB_PG_URL t
     }
   }, 60_000);
 
-  /** A TCP relay to QuestDB's HTTP port that can be cut (connections reset, new ones refused) to
-   * stand for a QuestDB restart without restarting the shared server. */
-  async function relay(): Promise<{ url: string; cut(ms: number): void; close(): void }> {
-    const target = new URL(questdbHttp!);
-    let downUntil = 0;
-    const sockets = new Set<net.Socket>();
-    const server = net.createServer((client) => {
-      if (Date.now() < downUntil) return client.destroy();
-      const upstream = net.connect(Number(target.port || 80), target.hostname);
-      sockets.add(client).add(upstream);
-      client.pipe(upstream).pipe(client);
-      const end = () => {
-        client.destroy();
-        upstream.destroy();
-        sockets.delete(client);
-        sockets.delete(upstream);
-      };
-      client.on('error', end).on('close', end);
-      upstream.on('error', end).on('close', end);
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as net.AddressInfo;
-    return {
-      url: `http://127.0.0.1:${port}`,
-      cut(ms) {
-        downUntil = Date.now() + ms;
-        for (const s of sockets) s.destroy();
-      },
-      close() {
-        for (const s of sockets) s.destroy();
-        server.close();
-      },
-    };
-  }
-
   it('completes a batch whose connections QuestDB drops mid-request (restart), exactly once', async () => {
-    const cable = await relay();
+    const cable = await tcpRelay(new URL(questdbHttp!), 80);
     const env = backendEnv('questdb', cable.url);
     const t = await startTestApp({ ...env, RATE_LIMIT_READINGS_PER_SECOND: '100' });
     try {

@@ -150,6 +150,13 @@ function contract(name: string, open: () => Promise<TimeSeriesStore>) {
       const avgs = JSON.parse((await store.bucketsJson({ registers: [{ id, aggregate: 'avg', timeZone: 'UTC' }], ...hour, resolutionSeconds: 1800 })).get(id)!.toString());
       expect(avgs.map((b: { value: number }) => b.value)).toEqual([10.5, 17]);
       expect(avgs[0]).toMatchObject({ periodTo: new Date(base + 1_800_000).toISOString(), resolution: 1800 });
+      // A summed and an averaged register in one question (one SAMPLE BY on QuestDB): each its own aggregate.
+      const both = await store.bucketSeries({ registers: [{ id, aggregate: 'sum', timeZone: 'UTC' }, { id: other, aggregate: 'avg', timeZone: 'UTC' }], ...hour, resolutionSeconds: 3600 });
+      const otherAlone = await store.bucketSeries({ registers: [{ id: other, aggregate: 'avg', timeZone: 'UTC' }], ...hour, resolutionSeconds: 3600 });
+      expect(both.map((s) => s.registerId)).toEqual([id, other]);
+      expect([...both[0]!.values]).toEqual([55]);
+      expect(otherAlone[0]!.values.length).toBe(1);
+      expect([...both[1]!.values]).toEqual([...otherAlone[0]!.values]);
       const days = await store.bucketSeries({ registers: [{ id, aggregate: 'sum', timeZone: 'Asia/Tokyo' }], start: base - 86_400_000, end: base + 86_400_000, resolutionSeconds: 86400 });
       // 2031-01-01T00:00Z is 09:00 in Tokyo: the local day started at 2030-12-31T15:00Z.
       expect([...days[0]!.timestamps]).toEqual([Date.UTC(2030, 11, 31, 15)]);

@@ -51,14 +51,16 @@ export async function parseBodySliced(workers: WorkerPool, bytes: Uint8Array, up
   if (cuts.length === 0) return parseBody(workers, bytes, { encoding: 'none', updatedAtMs });
   const ends = [...cuts, bytes.length];
   // The first slice takes the body itself (transferred, given back); the others read a copy of
-  // theirs in a kept shared buffer.
-  const rest = scratch.take(bytes.length - cuts[0]!);
+  // theirs in a kept shared buffer, or the body itself when it is in shared memory (a large
+  // HTTP body, src/http/body.ts).
+  const shared = bytes.buffer instanceof SharedArrayBuffer;
+  const rest = shared ? bytes.subarray(cuts[0]) : scratch.take(bytes.length - cuts[0]!);
   // Each slice writes its rows into kept shared memory too, sized for the most readings its
   // bytes can hold.
   const capacities = ends.map((end, k) => Math.floor((end - (k === 0 ? 0 : cuts[k - 1]!)) / MIN_READING_BYTES) + 1);
   const rowMemory = rowScratch.take(capacities.reduce((a, c) => a + c * 24, 0));
   try {
-    rest.set(bytes.subarray(cuts[0]));
+    if (!shared) rest.set(bytes.subarray(cuts[0]));
     const parts = ends.map((end, k) => (k === 0 ? bytes : rest.subarray(cuts[k - 1]! - cuts[0]!, end - cuts[0]!)));
     let at = rowMemory.byteOffset;
     const columns = capacities.map((c) => {
@@ -78,7 +80,7 @@ export async function parseBodySliced(workers: WorkerPool, bytes: Uint8Array, up
     );
     return joined(slices) ?? parseBody(workers, slices[0]!.body!, { encoding: 'none', updatedAtMs });
   } finally {
-    scratch.give(rest);
+    if (!shared) scratch.give(rest);
     rowScratch.give(rowMemory);
   }
 }

@@ -54,18 +54,61 @@ const PROBE_CONCURRENCY = 8;
 /** Rows of a read: int8 (QuestDB `long`) as a JavaScript number, each row an array. */
 const INT8_AS_NUMBER = { getTypeParser: (oid: number, format?: string) => (oid === 20 ? Number : (pg.types.getTypeParser as (o: number, f?: string) => (v: string) => unknown)(oid, format)) };
 
+/** A row of a streamed read: its fields as QuestDB's text (null for SQL NULL). */
+type TextRow = readonly (string | null)[];
+
+/** Runs a read and hands each row to `onRow` as it arrives, as text, instead of letting
+ * node-postgres keep every row as an array until the result ends. Hand-written hot path,
+ * measured (docs/benchmarks-meter.md, QuestDB, sixth session): the kept rows outlived V8's young
+ * generation, and garbage collection was half of the Node CPU of a large read; 100
+ * register-months of hourly averages (74,400 rows) went from 166 to 65 ms of Node CPU.
+ * An exception in `onRow` skips the remaining rows and is thrown once the result has ended. */
+export async function streamRows(pool: pg.Pool, text: string, values: unknown[], onRow: (fields: TextRow) => void): Promise<void> {
+  const client = await pool.connect();
+  let failure: { err: unknown } | undefined;
+  let broken: Error | undefined;
+  // A connection lost mid-read: the query fails with the error (pg hands it to every query of
+  // the client); the client's own 'error' event needs a listener while it is checked out, as
+  // pool.query attaches one, or it would be an uncaught exception.
+  const lost = (err: Error) => (broken = err);
+  client.on('error', lost);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const query = new pg.Query({ text, values }, (err) => (err ? reject(err) : resolve()));
+      // Replaces the row parsing and keeping of pg's Query (lib/query.js handleDataRow).
+      (query as unknown as { handleDataRow: (message: { fields: TextRow }) => void }).handleDataRow = (message) => {
+        if (failure) return;
+        try {
+          onRow(message.fields);
+        } catch (err) {
+          failure = { err };
+        }
+      };
+      client.query(query);
+    });
+  } catch (err) {
+    broken = err instanceof Error ? err : new Error(String(err));
+    throw err;
+  } finally {
+    client.removeListener('error', lost);
+    client.release(broken);
+  }
+  if (failure) throw failure.err;
+}
+
 /** Columns of one register's answer, filled row by row. */
 class SeriesBuilder {
+  constructor(readonly registerId: number) {}
   timestamps: number[] = [];
   values: number[] = [];
   resolutions: number[] = [];
   updatedAt: number[] = [];
 
-  series(registerId: number): Series {
+  series(): Series {
     const order = this.timestamps.every((t, i) => i === 0 || this.timestamps[i - 1]! < t) ? undefined : this.timestamps.map((_, i) => i).sort((x, y) => this.timestamps[x]! - this.timestamps[y]!);
     const pick = <T>(xs: T[]) => (order ? order.map((i) => xs[i]!) : xs);
     return {
-      registerId,
+      registerId: this.registerId,
       timestamps: Float64Array.from(pick(this.timestamps)),
       values: Float64Array.from(pick(this.values)),
       resolutions: Int32Array.from(pick(this.resolutions)),
@@ -75,8 +118,22 @@ class SeriesBuilder {
 }
 
 /** One builder per register asked, in that order. */
-const builders = (ids: readonly number[]) => new Map(ids.map((id) => [id, new SeriesBuilder()]));
-const built = (map: Map<number, SeriesBuilder>) => [...map].map(([id, b]) => b.series(id));
+const builders = (ids: readonly number[]) => new Map(ids.map((id) => [id, new SeriesBuilder(id)]));
+const built = (map: Map<number, SeriesBuilder>) => [...map.values()].map((b) => b.series());
+
+/** The builder of a row's register (its register_id text), looked up once per run of rows of
+ * the same register; undefined for a register not asked for. */
+function registerRows(map: Map<number, SeriesBuilder>): (key: string) => SeriesBuilder | undefined {
+  let lastKey: string | undefined;
+  let last: SeriesBuilder | undefined;
+  return (key) => {
+    if (key !== lastKey) {
+      lastKey = key;
+      last = map.get(Number(key));
+    }
+    return last;
+  };
+}
 
 export interface QuestDbOptions {
   httpUrl: string;
@@ -335,20 +392,24 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
   private async series(q: RangeQuery, limit?: number): Promise<Series[]> {
     const out = builders(q.registerIds);
     if (q.registerIds.length === 0) return [];
-    const rows = await this.select(
+    let count = 0;
+    const rowOf = registerRows(out);
+    await streamRows(
+      this.pool,
       `SELECT register_id, cast(ts AS long), value, resolution, cast(updated_at AS long) FROM ${this.table}
        WHERE register_id IN (${placeholders(q.registerIds.length, 3)}) AND ts >= $1 AND ts < $2${await this.hidden(q.registerIds)}${limit ? ` LIMIT ${limit + 1}` : ''}`,
       [new Date(q.start), new Date(q.end), ...q.registerIds.map(String)],
+      (row) => {
+        count += 1;
+        const b = rowOf(row[0]!);
+        if (!b) return;
+        b.timestamps.push(Number(row[1]) / 1000);
+        b.values.push(Number(row[2]));
+        b.resolutions.push(Number(row[3]));
+        b.updatedAt.push(Number(row[4]) / 1000);
+      },
     );
-    if (limit !== undefined && rows.length > limit) throw new TooManyPoints(limit);
-    for (const [id, ts, value, resolution, updated] of rows as [string, number, number, number, number][]) {
-      const b = out.get(Number(id));
-      if (!b) continue;
-      b.timestamps.push(ts / 1000);
-      b.values.push(value);
-      b.resolutions.push(resolution);
-      b.updatedAt.push(updated / 1000);
-    }
+    if (limit !== undefined && count > limit) throw new TooManyPoints(limit);
     return built(out);
   }
 
@@ -374,27 +435,35 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
       const align = day && zone !== 'UTC' ? `ALIGN TO CALENDAR TIME ZONE '${zone.replace(/'/g, "''")}'` : 'ALIGN TO CALENDAR';
       const summed = new Set(registers.filter((r) => r.aggregate === 'sum').map((r) => r.id));
       const averaged = summed.size < registers.length;
-      const rows = await this.select(
-        `SELECT register_id, cast(ts AS long), ${summed.size > 0 ? 'total' : 'null'}, ${averaged ? 'mean' : 'null'}, cast(updated AS long) FROM (
-           SELECT register_id, ts${summed.size > 0 ? ', sum(value) AS total' : ''}${averaged ? ', avg(value) AS mean' : ''}, max(updated_at) AS updated FROM ${this.table}
-           WHERE register_id IN (${placeholders(registers.length, 3)}) AND ts >= $1 AND ts < $2${await this.hidden(registers.map((r) => r.id))} SAMPLE BY ${q.resolutionSeconds}s ${align})`,
-        [new Date(q.start), new Date(q.end), ...registers.map((r) => String(r.id))],
-      );
       // The local day of a bucket found from the row before's (arithmetic, cached days): with
       // Intl for every row (nextLocalMidnight) it was the largest self time of a daily read of
       // 100 registers × 1 year (docs/benchmarks-meter.md).
       let near: LocalDay | undefined;
-      for (const [key, micros, total, mean, updated] of rows as [string, number, number, number, number][]) {
-        const id = Number(key);
-        const b = out.get(id);
-        if (!b) continue;
-        const ts = micros / 1000;
-        b.timestamps.push(ts);
-        b.values.push(summed.has(id) ? total : mean);
-        if (day) near = near ? localDayNear(ts, near, zone) : localDayAt(localDayIndex(ts, zone), zone);
-        b.resolutions.push(near ? Math.round((near.end - ts) / 1000) : q.resolutionSeconds);
-        b.updatedAt.push(updated / 1000);
-      }
+      // Only the columns needed, register_id only when the group has several registers (a
+      // field fewer per row for QuestDB to write and for us to read: docs/benchmarks-meter.md).
+      let k = 2;
+      const totalAt = summed.size > 0 ? k++ : -1;
+      const meanAt = averaged ? k++ : -1;
+      const keyAt = registers.length > 1 ? k++ : -1;
+      const only = keyAt === -1 ? out.get(registers[0]!.id) : undefined;
+      const rowOf = registerRows(out);
+      await streamRows(
+        this.pool,
+        `SELECT cast(ts AS long), cast(updated AS long)${totalAt > 0 ? ', total' : ''}${meanAt > 0 ? ', mean' : ''}${keyAt > 0 ? ', register_id' : ''} FROM (
+           SELECT register_id, ts${summed.size > 0 ? ', sum(value) AS total' : ''}${averaged ? ', avg(value) AS mean' : ''}, max(updated_at) AS updated FROM ${this.table}
+           WHERE register_id IN (${placeholders(registers.length, 3)}) AND ts >= $1 AND ts < $2${await this.hidden(registers.map((r) => r.id))} SAMPLE BY ${q.resolutionSeconds}s ${align})`,
+        [new Date(q.start), new Date(q.end), ...registers.map((r) => String(r.id))],
+        (row) => {
+          const b = only ?? rowOf(row[keyAt]!);
+          if (!b) return;
+          const ts = Number(row[0]) / 1000;
+          b.timestamps.push(ts);
+          b.values.push(Number(row[summed.has(b.registerId) ? totalAt : meanAt]));
+          if (day) near = near ? localDayNear(ts, near, zone) : localDayAt(localDayIndex(ts, zone), zone);
+          b.resolutions.push(near ? Math.round((near.end - ts) / 1000) : q.resolutionSeconds);
+          b.updatedAt.push(Number(row[1]) / 1000);
+        },
+      );
     }
     return built(out);
   }
