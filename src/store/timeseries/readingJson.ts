@@ -102,36 +102,22 @@ export function roundComputed(value: number): number {
  * hourly averages took ~3× as long through Number() and String() (docs/benchmarks-meter.md). */
 export function computedText(value: number): string {
   if (value === 0 || Number.isInteger(value)) return String(value);
-  const text = precisionText(value);
-  const end = keptLength(text);
-  return end === text.length ? text : text.slice(0, end);
-}
-
-/** toPrecision's text of a finite non-integer value; an exponent form as String(Number(…)) writes it. */
-function precisionText(value: number): string {
   const text = value.toPrecision(COMPUTED_DIGITS);
-  return text.indexOf('e') === -1 ? text : String(Number(text));
-}
-
-/** How much of precisionText's text is kept: trailing zeros after a point (and the point) go. */
-function keptLength(text: string): number {
+  if (text.indexOf('e') !== -1) return String(Number(text));
   let end = text.length;
-  if (text.indexOf('e') === -1 && text.indexOf('.') !== -1) {
+  if (text.indexOf('.') !== -1) {
     while (text.charCodeAt(end - 1) === 48) end -= 1;
     if (text.charCodeAt(end - 1) === 46) end -= 1;
   }
-  return end;
+  return end === text.length ? text : text.slice(0, end);
 }
 
-/** Writes computedText(value) of a finite value: the same text, without the trimmed copy. */
+/** Writes computedText(value) of a finite value; whole millionths from their digits (putMicros). */
 function putComputed(out: Buffer, at: number, value: number): number {
+  // Whole numbers first: putMicros takes only values with a fraction.
   if (value === 0 || Number.isInteger(value)) return putText(out, at, String(value));
   const fast = putMicros(out, at, value);
-  if (fast !== -1) return fast;
-  const text = precisionText(value);
-  const end = keptLength(text);
-  for (let i = 0; i < end; i += 1) out[at + i] = text.charCodeAt(i);
-  return at + end;
+  return fast !== -1 ? fast : putText(out, at, computedText(value));
 }
 
 /** computedText of a non-integer value of magnitude below 10⁶ that is a whole number k of
