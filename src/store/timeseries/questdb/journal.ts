@@ -280,21 +280,19 @@ export interface Tombstone {
   deletedAtMs: number;
 }
 
-/** Registers whose readings were deleted (reads leave them out; see migration 005). */
+/** Registers whose readings were deleted (reads leave them out; see migration 005). Asked of
+ * PostgreSQL on every read, not cached: with several instances on one database a cache knows
+ * only its own instance's deletes (test/regressions/questdbTombstonesCachedPerInstance.test.ts).
+ * The lookup is one primary-key probe per register asked, ~0.3 ms, run alongside the QuestDB
+ * query where the read allows it (store.ts). */
 export class Tombstones {
-  private cache: Map<number, number> | undefined;
-
   constructor(private readonly pool: Pool) {}
 
-  async load(): Promise<Map<number, number>> {
-    const { rows } = await this.pool.query<{ register_id: string; deleted_at: Date }>('SELECT register_id, deleted_at FROM timeseries_tombstones');
-    this.cache = new Map(rows.map((r) => [Number(r.register_id), r.deleted_at.getTime()]));
-    return this.cache;
-  }
-
-  /** Deleted at (UTC ms) of each tombstoned register. */
-  async all(): Promise<Map<number, number>> {
-    return this.cache ?? this.load();
+  /** Those of `registerIds` that are deleted. */
+  async among(registerIds: readonly number[]): Promise<Set<number>> {
+    if (registerIds.length === 0) return new Set();
+    const { rows } = await this.pool.query<{ register_id: string }>('SELECT register_id FROM timeseries_tombstones WHERE register_id = ANY($1::bigint[])', [registerIds]);
+    return new Set(rows.map((r) => Number(r.register_id)));
   }
 
   async add(registerId: number, deletedAtMs: number): Promise<void> {
@@ -302,12 +300,5 @@ export class Tombstones {
       'INSERT INTO timeseries_tombstones (register_id, deleted_at) VALUES ($1, $2) ON CONFLICT (register_id) DO UPDATE SET deleted_at = EXCLUDED.deleted_at',
       [registerId, new Date(deletedAtMs)],
     );
-    (await this.all()).set(registerId, deletedAtMs);
-  }
-
-  /** Purged registers: their tombstones are gone from PostgreSQL. */
-  async forget(registerIds: readonly number[]): Promise<void> {
-    const cache = await this.all();
-    for (const id of registerIds) cache.delete(id);
   }
 }

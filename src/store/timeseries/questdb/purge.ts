@@ -99,8 +99,6 @@ export interface PurgeDeps {
   questdb: (sql: string) => Promise<unknown[][]>;
   /** Waits until QuestDB has applied every transaction of the table's WAL. */
   applied: () => Promise<void>;
-  /** Registers whose tombstones were dropped (their rows are all purged). */
-  purged: (registerIds: readonly number[]) => Promise<void>;
   log: Logger;
   /** Tombstones younger than this are left for a later step (a write that resolved the register
    * before it was deleted may still be on its way). */
@@ -140,7 +138,6 @@ export class Purger {
       const months = await questdb(`SELECT cast(ts AS long) FROM (SELECT ts, count() FROM ${this.deps.table} WHERE register_id IN (${ids.map((id) => `'${id}'`).join(', ')}) SAMPLE BY 1M ALIGN TO CALENDAR)`);
       if (months.length === 0) {
         await client.query('DELETE FROM timeseries_tombstones WHERE register_id = ANY($1)', [ids]);
-        await this.deps.purged(ids);
         this.deps.log.info({ registers: ids.length }, 'QuestDB purge: deleted registers have no rows left; tombstones dropped');
         return finished + ids.length;
       }

@@ -96,29 +96,69 @@ export async function streamRows(pool: pg.Pool, text: string, values: unknown[],
   if (failure) throw failure.err;
 }
 
-/** Columns of one register's answer, filled row by row. */
+/** Columns of one register's answer, filled row by row straight into typed arrays (sized for
+ * the rows expected, doubled when more come): JavaScript arrays pushed row by row and copied
+ * into typed arrays at the end were a third of the Node CPU of a bucket read
+ * (docs/benchmarks-meter.md, QuestDB, seventh session). */
 class SeriesBuilder {
-  constructor(readonly registerId: number) {}
-  timestamps: number[] = [];
-  values: number[] = [];
-  resolutions: number[] = [];
-  updatedAt: number[] = [];
+  constructor(
+    readonly registerId: number,
+    capacity: number,
+  ) {
+    this.timestamps = new Float64Array(capacity);
+    this.values = new Float64Array(capacity);
+    this.resolutions = new Int32Array(capacity);
+    this.updatedAt = new Float64Array(capacity);
+  }
+  private timestamps: Float64Array;
+  private values: Float64Array;
+  private resolutions: Int32Array;
+  private updatedAt: Float64Array;
+  private n = 0;
+  /** Rows came in time order (as QuestDB sends them); otherwise series() sorts. */
+  private ordered = true;
+
+  push(timestamp: number, value: number, resolution: number, updatedAt: number): void {
+    const i = this.n;
+    if (i === this.timestamps.length) this.grow();
+    if (i > 0 && !(this.timestamps[i - 1]! < timestamp)) this.ordered = false;
+    this.timestamps[i] = timestamp;
+    this.values[i] = value;
+    this.resolutions[i] = resolution;
+    this.updatedAt[i] = updatedAt;
+    this.n = i + 1;
+  }
+
+  private grow(): void {
+    const size = Math.max(16, this.timestamps.length * 2);
+    const more = <T extends Float64Array | Int32Array>(xs: T): T => {
+      const out = new (xs.constructor as new (n: number) => T)(size);
+      out.set(xs);
+      return out;
+    };
+    this.timestamps = more(this.timestamps);
+    this.values = more(this.values);
+    this.resolutions = more(this.resolutions);
+    this.updatedAt = more(this.updatedAt);
+  }
 
   series(): Series {
-    const order = this.timestamps.every((t, i) => i === 0 || this.timestamps[i - 1]! < t) ? undefined : this.timestamps.map((_, i) => i).sort((x, y) => this.timestamps[x]! - this.timestamps[y]!);
-    const pick = <T>(xs: T[]) => (order ? order.map((i) => xs[i]!) : xs);
+    const n = this.n;
+    const [timestamps, values, resolutions, updatedAt] = [this.timestamps.subarray(0, n), this.values.subarray(0, n), this.resolutions.subarray(0, n), this.updatedAt.subarray(0, n)];
+    if (this.ordered) return { registerId: this.registerId, timestamps, values, resolutions, updatedAt };
+    const order = Array.from({ length: n }, (_, i) => i).sort((x, y) => timestamps[x]! - timestamps[y]!);
     return {
       registerId: this.registerId,
-      timestamps: Float64Array.from(pick(this.timestamps)),
-      values: Float64Array.from(pick(this.values)),
-      resolutions: Int32Array.from(pick(this.resolutions)),
-      updatedAt: Float64Array.from(pick(this.updatedAt)),
+      timestamps: Float64Array.from(order, (i) => timestamps[i]!),
+      values: Float64Array.from(order, (i) => values[i]!),
+      resolutions: Int32Array.from(order, (i) => resolutions[i]!),
+      updatedAt: Float64Array.from(order, (i) => updatedAt[i]!),
     };
   }
 }
 
-/** One builder per register asked, in that order. */
-const builders = (ids: readonly number[]) => new Map(ids.map((id) => [id, new SeriesBuilder(id)]));
+/** One builder per register asked, in that order, each sized for `capacity` rows. */
+const builders = (ids: readonly number[], capacity: number) => new Map(ids.map((id) => [id, new SeriesBuilder(id, capacity)]));
 const built = (map: Map<number, SeriesBuilder>) => [...map.values()].map((b) => b.series());
 
 /** The builder of a row's register (its register_id text), looked up once per run of rows of
@@ -230,7 +270,6 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
       table,
       questdb: (sql) => this.select(sql, []),
       applied: () => this.waitApplied(),
-      purged: (ids) => this.tombstones.forget(ids),
       log: deps.log,
       afterMs: options.purgeAfterMs ?? 60_000,
       checkpoint: options.purgeCheckpoint,
@@ -261,7 +300,6 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
       const version = await ilpProtocolVersion(options.httpUrl, options.ilpProtocolVersion ?? 'auto', deps.log);
       deps.log.debug({ version }, 'QuestDB ILP protocol version');
       const store = new QuestDbTimeSeriesStore(table, http, pool, deps, options.chunkRows ?? CHUNK_ROWS, connections, options);
-      await store.tombstones.load();
       await store.replayPending();
       return store;
     } catch (err) {
@@ -390,8 +428,8 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
   /** Readings as stored. Timestamps travel as microseconds (long), not text. No ORDER BY: rows
    * come in time order and are grouped by register here. */
   private async series(q: RangeQuery, limit?: number): Promise<Series[]> {
-    const out = builders(q.registerIds);
     if (q.registerIds.length === 0) return [];
+    const out = builders(q.registerIds, 64);
     let count = 0;
     const rowOf = registerRows(out);
     await streamRows(
@@ -401,12 +439,7 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
       [new Date(q.start), new Date(q.end), ...q.registerIds.map(String)],
       (row) => {
         count += 1;
-        const b = rowOf(row[0]!);
-        if (!b) return;
-        b.timestamps.push(Number(row[1]) / 1000);
-        b.values.push(Number(row[2]));
-        b.resolutions.push(Number(row[3]));
-        b.updatedAt.push(Number(row[4]) / 1000);
+        rowOf(row[0]!)?.push(Number(row[1]) / 1000, Number(row[2]), Number(row[3]), Number(row[4]) / 1000);
       },
     );
     if (limit !== undefined && count > limit) throw new TooManyPoints(limit);
@@ -424,7 +457,13 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
   /** SAMPLE BY per time zone group (day buckets follow each register's local midnight), asking
    * only for the aggregates the group needs; grouped by register here (no ORDER BY). */
   async bucketSeries(q: BucketQuery): Promise<Series[]> {
-    const out = builders(q.registers.map((r) => r.id));
+    // Buckets per register: one per resolution in the span, one more where the first starts
+    // before it (calendar alignment, a local midnight before a UTC one); at most a year of
+    // hours to start with (a builder grows past it).
+    const out = builders(
+      q.registers.map((r) => r.id),
+      Math.min(8786, Math.ceil((q.end - q.start) / (q.resolutionSeconds * 1000)) + 2),
+    );
     const day = q.resolutionSeconds === 86400;
     const groups = new Map<string, BucketQuery['registers'][number][]>();
     for (const r of q.registers) {
@@ -457,11 +496,8 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
           const b = only ?? rowOf(row[keyAt]!);
           if (!b) return;
           const ts = Number(row[0]) / 1000;
-          b.timestamps.push(ts);
-          b.values.push(Number(row[summed.has(b.registerId) ? totalAt : meanAt]));
           if (day) near = near ? localDayNear(ts, near, zone) : localDayAt(localDayIndex(ts, zone), zone);
-          b.resolutions.push(near ? Math.round((near.end - ts) / 1000) : q.resolutionSeconds);
-          b.updatedAt.push(Number(row[1]) / 1000);
+          b.push(ts, Number(row[summed.has(b.registerId) ? totalAt : meanAt]), near ? Math.round((near.end - ts) / 1000) : q.resolutionSeconds, Number(row[1]) / 1000);
         },
       );
     }
@@ -500,10 +536,8 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
    * is, as nearly always: a deleted register is not asked for). Register ids are never reused and
    * a deleted register takes no more writes, so all its rows go. The literals are numbers. */
   private async hidden(ids: readonly number[]): Promise<string> {
-    const tombstones = await this.tombstones.all();
-    if (tombstones.size === 0) return '';
-    const gone = [...new Set(ids)].filter((id) => tombstones.has(id));
-    return gone.length === 0 ? '' : ` AND register_id NOT IN (${gone.map((id) => `'${Number(id)}'`).join(', ')})`;
+    const gone = await this.tombstones.among([...new Set(ids)]);
+    return gone.size === 0 ? '' : ` AND register_id NOT IN (${[...gone].map((id) => `'${Number(id)}'`).join(', ')})`;
   }
 
   /** QuestDB has no row DELETE, and rewriting the table would lose rows written meanwhile: the
