@@ -35,6 +35,7 @@ import { IlpHttp } from './ilpHttp.ts';
 import { ilpProtocolVersion, type IlpProtocolSetting } from './ilpSender.ts';
 import { BatchJournal, Tombstones, type Completion } from './journal.ts';
 import { PartitionGate, Purger, type PurgeDeps } from './purge.ts';
+import { RawRowClient, rawLong, rawNumber, type RawRow } from './rawRows.ts';
 
 const createTable = (table: string) => `CREATE TABLE IF NOT EXISTS ${table} (
   register_id SYMBOL CAPACITY 100000 INDEX, value DOUBLE, resolution INT, updated_at TIMESTAMP, ts TIMESTAMP
@@ -54,17 +55,15 @@ const PROBE_CONCURRENCY = 8;
 /** Rows of a read: int8 (QuestDB `long`) as a JavaScript number, each row an array. */
 const INT8_AS_NUMBER = { getTypeParser: (oid: number, format?: string) => (oid === 20 ? Number : (pg.types.getTypeParser as (o: number, f?: string) => (v: string) => unknown)(oid, format)) };
 
-/** A row of a streamed read: its fields as QuestDB's text (null for SQL NULL). */
-type TextRow = readonly (string | null)[];
-
-/** Runs a read and hands each row to `onRow` as it arrives, as text, instead of letting
- * node-postgres keep every row as an array until the result ends. Hand-written hot path,
- * measured (docs/benchmarks-meter.md, QuestDB, sixth session): the kept rows outlived V8's young
- * generation, and garbage collection was half of the Node CPU of a large read; 100
- * register-months of hourly averages (74,400 rows) went from 166 to 65 ms of Node CPU.
+/** Runs a read and hands each row to `onRow` as it arrives, as the bytes QuestDB sent
+ * (rawRows.ts), instead of letting node-postgres decode every field and keep every row as an
+ * array until the result ends. Hand-written hot path, measured (docs/benchmarks-meter.md,
+ * QuestDB, sixth and seventh sessions): the kept rows outlived V8's young generation, and
+ * garbage collection was half of the Node CPU of a large read; 100 register-months of hourly
+ * averages (74,400 rows) went from 166 to 65 ms of Node CPU, and lower again without the text.
  * An exception in `onRow` skips the remaining rows and is thrown once the result has ended. */
-export async function streamRows(pool: pg.Pool, text: string, values: unknown[], onRow: (fields: TextRow) => void): Promise<void> {
-  const client = await pool.connect();
+export async function streamRows(pool: pg.Pool, text: string, values: unknown[], onRow: (row: RawRow) => void): Promise<void> {
+  const client = (await pool.connect()) as unknown as RawRowClient & pg.PoolClient;
   let failure: { err: unknown } | undefined;
   let broken: Error | undefined;
   // A connection lost mid-read: the query fails with the error (pg hands it to every query of
@@ -72,24 +71,24 @@ export async function streamRows(pool: pg.Pool, text: string, values: unknown[],
   // pool.query attaches one, or it would be an uncaught exception.
   const lost = (err: Error) => (broken = err);
   client.on('error', lost);
+  // Called from the socket's data handler: nothing may be thrown there.
+  client.rawRow = (row) => {
+    if (failure) return;
+    try {
+      onRow(row);
+    } catch (err) {
+      failure = { err };
+    }
+  };
   try {
     await new Promise<void>((resolve, reject) => {
-      const query = new pg.Query({ text, values }, (err) => (err ? reject(err) : resolve()));
-      // Replaces the row parsing and keeping of pg's Query (lib/query.js handleDataRow).
-      (query as unknown as { handleDataRow: (message: { fields: TextRow }) => void }).handleDataRow = (message) => {
-        if (failure) return;
-        try {
-          onRow(message.fields);
-        } catch (err) {
-          failure = { err };
-        }
-      };
-      client.query(query);
+      client.query(new pg.Query({ text, values }, (err) => (err ? reject(err) : resolve())));
     });
   } catch (err) {
     broken = err instanceof Error ? err : new Error(String(err));
     throw err;
   } finally {
+    client.rawRow = undefined;
     client.removeListener('error', lost);
     client.release(broken);
   }
@@ -161,15 +160,15 @@ class SeriesBuilder {
 const builders = (ids: readonly number[], capacity: number) => new Map(ids.map((id) => [id, new SeriesBuilder(id, capacity)]));
 const built = (map: Map<number, SeriesBuilder>) => [...map.values()].map((b) => b.series());
 
-/** The builder of a row's register (its register_id text), looked up once per run of rows of
- * the same register; undefined for a register not asked for. */
-function registerRows(map: Map<number, SeriesBuilder>): (key: string) => SeriesBuilder | undefined {
-  let lastKey: string | undefined;
+/** The builder of a row's register (its register_id, a SYMBOL holding the id's digits), looked
+ * up once per run of rows of the same register; undefined for a register not asked for. */
+function registerRows(map: Map<number, SeriesBuilder>): (key: number) => SeriesBuilder | undefined {
+  let lastKey = NaN;
   let last: SeriesBuilder | undefined;
   return (key) => {
     if (key !== lastKey) {
       lastKey = key;
-      last = map.get(Number(key));
+      last = map.get(key);
     }
     return last;
   };
@@ -289,7 +288,7 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
   static async connect(options: QuestDbOptions, deps: QuestDbDeps): Promise<QuestDbTimeSeriesStore> {
     const table = options.table ?? 'readings';
     if (!TABLE_NAME.test(table)) throw new Error(`QUESTDB_TABLE ${JSON.stringify(table)}: letters, digits and _ only, not starting with a digit`);
-    const pool = new pg.Pool({ connectionString: options.pgUrl, max: PROBE_CONCURRENCY });
+    const pool = new pg.Pool({ connectionString: options.pgUrl, max: PROBE_CONCURRENCY, Client: RawRowClient });
     pool.on('error', (err) => deps.log.warn({ err: err.message }, 'idle QuestDB connection failed'));
     const connections = Math.max(1, options.connections ?? 4);
     const http = new IlpHttp({ url: options.httpUrl, connections, retryMs: options.retryMs ?? 30_000 });
@@ -439,7 +438,7 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
       [new Date(q.start), new Date(q.end), ...q.registerIds.map(String)],
       (row) => {
         count += 1;
-        rowOf(row[0]!)?.push(Number(row[1]) / 1000, Number(row[2]), Number(row[3]), Number(row[4]) / 1000);
+        rowOf(rawLong(row, 0))?.push(rawLong(row, 1) / 1000, rawNumber(row, 2), rawLong(row, 3), rawLong(row, 4) / 1000);
       },
     );
     if (limit !== undefined && count > limit) throw new TooManyPoints(limit);
@@ -464,6 +463,10 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
       q.registers.map((r) => r.id),
       Math.min(8786, Math.ceil((q.end - q.start) / (q.resolutionSeconds * 1000)) + 2),
     );
+    // Which of the registers are deleted, asked of PostgreSQL while QuestDB answers; their rows
+    // are dropped at the end (a bucket read has no row limit that they could take up).
+    const gone = this.tombstones.among([...out.keys()]);
+    gone.catch(() => undefined);
     const day = q.resolutionSeconds === 86400;
     const groups = new Map<string, BucketQuery['registers'][number][]>();
     for (const r of q.registers) {
@@ -490,17 +493,18 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
         this.pool,
         `SELECT cast(ts AS long), cast(updated AS long)${totalAt > 0 ? ', total' : ''}${meanAt > 0 ? ', mean' : ''}${keyAt > 0 ? ', register_id' : ''} FROM (
            SELECT register_id, ts${summed.size > 0 ? ', sum(value) AS total' : ''}${averaged ? ', avg(value) AS mean' : ''}, max(updated_at) AS updated FROM ${this.table}
-           WHERE register_id IN (${placeholders(registers.length, 3)}) AND ts >= $1 AND ts < $2${await this.hidden(registers.map((r) => r.id))} SAMPLE BY ${q.resolutionSeconds}s ${align})`,
+           WHERE register_id IN (${placeholders(registers.length, 3)}) AND ts >= $1 AND ts < $2 SAMPLE BY ${q.resolutionSeconds}s ${align})`,
         [new Date(q.start), new Date(q.end), ...registers.map((r) => String(r.id))],
         (row) => {
-          const b = only ?? rowOf(row[keyAt]!);
+          const b = only ?? rowOf(rawLong(row, keyAt));
           if (!b) return;
-          const ts = Number(row[0]) / 1000;
+          const ts = rawLong(row, 0) / 1000;
           if (day) near = near ? localDayNear(ts, near, zone) : localDayAt(localDayIndex(ts, zone), zone);
-          b.push(ts, Number(row[summed.has(b.registerId) ? totalAt : meanAt]), near ? Math.round((near.end - ts) / 1000) : q.resolutionSeconds, Number(row[1]) / 1000);
+          b.push(ts, rawNumber(row, summed.has(b.registerId) ? totalAt : meanAt), near ? Math.round((near.end - ts) / 1000) : q.resolutionSeconds, rawLong(row, 1) / 1000);
         },
       );
     }
+    for (const id of await gone) out.set(id, new SeriesBuilder(id, 0));
     return built(out);
   }
 
