@@ -6,10 +6,14 @@
 //
 // Rows are packed small, since the entry is written before the first chunk leaves (on the 204's
 // path): a series whose timestamps are evenly spaced is stored as start and step, a constant
-// resolution once, so 15-minute meter data takes ~8 bytes a reading (the value) instead of 20.
-//   u32 series, u32 readings, then per series: f64 registerId, u32 count, u8 regular, u8 constant,
-//   regular ? f64 start, f64 step : f64 timestamps[count], constant ? i32 : i32 resolutions[count];
-//   then f64 values[readings]. Little-endian (DataView).
+// resolution once, and values that are whole thousandths (as meters send them) as 32-bit
+// integers, so 15-minute meter data takes ~4 bytes a reading instead of 20.
+//   u32 FORMAT_2, u32 series, u32 readings, then per series: f64 registerId, u32 count,
+//   u8 regular, u8 constant, u8 milli, regular ? f64 start, f64 step : f64 timestamps[count],
+//   constant ? i32 : i32 resolutions[count], milli ? i32 thousandths[count] : f64 values[count].
+//   Little-endian (DataView). Entries of the first format (no FORMAT_2; u32 series, u32
+//   readings, per series as above without `milli` and values, then f64 values[readings]), which
+//   an older Flex may have left, are still read.
 import type { Logger } from 'pino';
 import type { Pool, PoolClient, Queryable } from '../../database.ts';
 import type { ReadingRows } from '../types.ts';
@@ -21,12 +25,25 @@ export interface PendingBatch {
   rows: ReadingRows;
 }
 
+/** Marks the second format (the first began with the series count, never this). */
+const FORMAT_2 = 0xfffffffe;
+
+/** Whether every value of [a, b) is a whole number of thousandths that fits an int32, written
+ * back exactly as k / 1000 (what unpackRows computes). */
+function inThousandths(values: Float64Array, a: number, b: number): boolean {
+  for (let i = a; i < b; i += 1) {
+    const k = Math.round(values[i]! * 1000);
+    if (!(k / 1000 === values[i]! && k >= -0x80000000 && k <= 0x7fffffff) || Object.is(values[i], -0)) return false;
+  }
+  return true;
+}
+
 export function packRows(rows: ReadingRows): Buffer {
   const series = rows.registerIds.length;
   const n = rows.timestamps.length;
   const { offsets, timestamps, resolutions, values } = rows;
-  const shapes: { regular: boolean; constant: boolean }[] = [];
-  let size = 8 + n * 8;
+  const shapes: { regular: boolean; constant: boolean; milli: boolean }[] = [];
+  let size = 12;
   for (let s = 0; s < series; s += 1) {
     const a = offsets[s]!;
     const b = offsets[s + 1]!;
@@ -38,78 +55,100 @@ export function packRows(rows: ReadingRows): Buffer {
       if (timestamps[i] !== timestamps[a]! + (i - a) * step) regular = false;
       if (resolutions[i] !== resolutions[a]) constant = false;
     }
-    shapes.push({ regular, constant });
-    size += 8 + 4 + 2 + (regular ? 16 : (b - a) * 8) + (constant ? 4 : (b - a) * 4);
+    const milli = inThousandths(values, a, b);
+    shapes.push({ regular, constant, milli });
+    size += 8 + 4 + 3 + (regular ? 16 : (b - a) * 8) + (constant ? 4 : (b - a) * 4) + (b - a) * (milli ? 4 : 8);
   }
   const out = Buffer.alloc(size);
   const view = new DataView(out.buffer, out.byteOffset, out.byteLength);
-  view.setUint32(0, series, true);
-  view.setUint32(4, n, true);
-  let at = 8;
+  view.setUint32(0, FORMAT_2, true);
+  view.setUint32(4, series, true);
+  view.setUint32(8, n, true);
+  let at = 12;
   for (let s = 0; s < series; s += 1) {
     const a = offsets[s]!;
     const b = offsets[s + 1]!;
-    const { regular, constant } = shapes[s]!;
+    const { regular, constant, milli } = shapes[s]!;
     view.setFloat64(at, rows.registerIds[s]!, true);
     view.setUint32(at + 8, b - a, true);
     view.setUint8(at + 12, regular ? 1 : 0);
     view.setUint8(at + 13, constant ? 1 : 0);
-    at += 14;
-    if (regular) {
-      view.setFloat64(at, timestamps[a] ?? 0, true);
-      view.setFloat64(at + 8, b - a > 1 ? timestamps[a + 1]! - timestamps[a]! : 0, true);
-      at += 16;
-    } else {
-      for (let i = a; i < b; i += 1, at += 8) view.setFloat64(at, timestamps[i]!, true);
-    }
-    if (constant) {
-      view.setInt32(at, resolutions[a] ?? 0, true);
-      at += 4;
-    } else {
-      for (let i = a; i < b; i += 1, at += 4) view.setInt32(at, resolutions[i]!, true);
-    }
+    view.setUint8(at + 14, milli ? 1 : 0);
+    at += 15;
+    at = packTimes(view, at, rows, a, b, regular, constant);
+    if (milli) for (let i = a; i < b; i += 1, at += 4) view.setInt32(at, Math.round(values[i]! * 1000), true);
+    else for (let i = a; i < b; i += 1, at += 8) view.setFloat64(at, values[i]!, true);
   }
-  for (let i = 0; i < n; i += 1, at += 8) view.setFloat64(at, values[i]!, true);
   return out;
+}
+
+/** A series' timestamps and resolutions (both formats). */
+function packTimes(view: DataView, at: number, rows: ReadingRows, a: number, b: number, regular: boolean, constant: boolean): number {
+  const { timestamps, resolutions } = rows;
+  if (regular) {
+    view.setFloat64(at, timestamps[a] ?? 0, true);
+    view.setFloat64(at + 8, b - a > 1 ? timestamps[a + 1]! - timestamps[a]! : 0, true);
+    at += 16;
+  } else {
+    for (let i = a; i < b; i += 1, at += 8) view.setFloat64(at, timestamps[i]!, true);
+  }
+  if (constant) {
+    view.setInt32(at, resolutions[a] ?? 0, true);
+    at += 4;
+  } else {
+    for (let i = a; i < b; i += 1, at += 4) view.setInt32(at, resolutions[i]!, true);
+  }
+  return at;
+}
+
+/** Reads a series' timestamps and resolutions into rows [row, row + count). */
+function unpackTimes(view: DataView, at: number, rows: ReadingRows, row: number, count: number, regular: boolean, constant: boolean): number {
+  const { timestamps, resolutions } = rows;
+  if (regular) {
+    const start = view.getFloat64(at, true);
+    const step = view.getFloat64(at + 8, true);
+    for (let k = 0; k < count; k += 1) timestamps[row + k] = start + k * step;
+    at += 16;
+  } else {
+    for (let k = 0; k < count; k += 1, at += 8) timestamps[row + k] = view.getFloat64(at, true);
+  }
+  if (constant) {
+    (resolutions as Int32Array).fill(view.getInt32(at, true), row, row + count);
+    at += 4;
+  } else {
+    for (let k = 0; k < count; k += 1, at += 4) resolutions[row + k] = view.getInt32(at, true);
+  }
+  return at;
 }
 
 export function unpackRows(packed: Uint8Array): ReadingRows {
   const view = new DataView(packed.buffer, packed.byteOffset, packed.byteLength);
-  const series = view.getUint32(0, true);
-  const n = view.getUint32(4, true);
+  const second = view.getUint32(0, true) === FORMAT_2;
+  let at = second ? 4 : 0;
+  const series = view.getUint32(at, true);
+  const n = view.getUint32(at + 4, true);
+  at += 8;
   const registerIds: number[] = [];
   const offsets = new Int32Array(series + 1);
-  const timestamps = new Float64Array(n);
-  const resolutions = new Int32Array(n);
-  const values = new Float64Array(n);
-  let at = 8;
+  const rows: ReadingRows = { registerIds, offsets, timestamps: new Float64Array(n), values: new Float64Array(n), resolutions: new Int32Array(n) };
+  const { values } = rows;
   let row = 0;
   for (let s = 0; s < series; s += 1) {
     registerIds.push(view.getFloat64(at, true));
     const count = view.getUint32(at + 8, true);
     const regular = view.getUint8(at + 12) === 1;
     const constant = view.getUint8(at + 13) === 1;
-    at += 14;
+    const milli = second && view.getUint8(at + 14) === 1;
+    at += second ? 15 : 14;
     offsets[s] = row;
-    if (regular) {
-      const start = view.getFloat64(at, true);
-      const step = view.getFloat64(at + 8, true);
-      for (let k = 0; k < count; k += 1) timestamps[row + k] = start + k * step;
-      at += 16;
-    } else {
-      for (let k = 0; k < count; k += 1, at += 8) timestamps[row + k] = view.getFloat64(at, true);
-    }
-    if (constant) {
-      resolutions.fill(view.getInt32(at, true), row, row + count);
-      at += 4;
-    } else {
-      for (let k = 0; k < count; k += 1, at += 4) resolutions[row + k] = view.getInt32(at, true);
-    }
+    at = unpackTimes(view, at, rows, row, count, regular, constant);
+    if (second && milli) for (let k = 0; k < count; k += 1, at += 4) values[row + k] = view.getInt32(at, true) / 1000;
+    else if (second) for (let k = 0; k < count; k += 1, at += 8) values[row + k] = view.getFloat64(at, true);
     row += count;
   }
   offsets[series] = row;
-  for (let i = 0; i < n; i += 1, at += 8) values[i] = view.getFloat64(at, true);
-  return { registerIds, offsets, timestamps, values, resolutions };
+  if (!second) for (let i = 0; i < n; i += 1, at += 8) values[i] = view.getFloat64(at, true);
+  return rows;
 }
 
 /** The first and last instant of a batch, and its registers (what journal order compares). */
