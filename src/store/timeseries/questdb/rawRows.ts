@@ -8,7 +8,7 @@
 // utf8Slice) and collecting the strings was a third of the Node CPU of the read; the reader
 // now takes integers from their digits and decimals from a latin1 slice.
 //
-// How: pg's Connection (pg is pinned) parses the socket's data in `attachListeners` with
+// How: pg's Connection (pg's version is locked in package-lock.json) parses the socket's data in `attachListeners` with
 // pg-protocol's Parser, whose `handlePacket` turns one message into an object. Clients of the
 // QuestDB read pool replace `attachListeners` with the same code around a Parser whose
 // `handlePacket` gives a DataRow to `rawRow` while a streamed read has set it; every other
@@ -34,6 +34,8 @@ interface ParserLike {
 const requirePg = createRequire(createRequire(import.meta.url).resolve('pg'));
 const { Parser } = requirePg('pg-protocol/dist/parser.js') as { Parser: new () => ParserLike };
 const superHandlePacket = (Parser.prototype as unknown as { handlePacket: PacketHandler }).handlePacket;
+// A pg without these internals would leave streamed reads empty: refuse to start instead.
+if (typeof superHandlePacket !== 'function') throw new Error('pg-protocol Parser#handlePacket not found: the pg version is not the one rawRows.ts was written for');
 
 const DATA_ROW = 68; // 'D'
 const MAX_FIELDS = 16;
@@ -76,6 +78,7 @@ export class RawRowClient extends pg.Client {
   constructor(config?: string | pg.ClientConfig) {
     super(config);
     const connection = (this as unknown as { connection: EventEmitter & { _emitMessage?: boolean; attachListeners(stream: NodeJS.ReadableStream): void } }).connection;
+    if (typeof connection.attachListeners !== 'function') throw new Error('pg Connection#attachListeners not found: the pg version is not the one rawRows.ts was written for');
     // pg's Connection#attachListeners with the parser replaced (node_modules/pg/lib/connection.js).
     connection.attachListeners = (stream) => {
       const parser = new RawRowParser(this);
