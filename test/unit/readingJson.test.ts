@@ -6,6 +6,8 @@ describe('reading JSON', () => {
   it('writes instants exactly as Date#toISOString does', () => {
     const instants = [0, -1, 1, 86_399_999, -86_400_000, Date.UTC(2024, 1, 29, 23, 59, 59, 999), Date.UTC(9999, 11, 31, 23, 59, 59, 999), Date.UTC(1, 0, 1), Date.UTC(2031, 9, 26, 1, 0, 0, 7)];
     for (let k = 0; k < 5000; k += 1) instants.push(Math.floor((Math.random() - 0.5) * 2 * 253_402_300_799_999));
+    // Every day from 1899 to 2101, one after the other (the date of each new day is computed).
+    for (let day = Date.UTC(1899, 0, 1); day < Date.UTC(2102, 0, 1); day += 86_400_000) instants.push(day + 3_600_000);
     for (const ms of instants) expect(isoUtc(ms)).toBe(new Date(ms).toISOString());
   });
 

@@ -45,12 +45,35 @@ function two(out: Buffer, at: number, n: number): void {
   out[at + 1] = 48 + (n % 10);
 }
 
-/** Writes `YYYY-MM-DDTHH:MM:SS.mmmZ` (Date#toISOString's text) of an instant in whole UTC ms. */
+/** `YYYY-MM-DDT` of years 0000–9999, rewritten in place for each new day. */
+const DATE = Buffer.from('0000-00-00T', 'latin1');
+
+/** Writes `YYYY-MM-DDTHH:MM:SS.mmmZ` (Date#toISOString's text) of an instant in whole UTC ms.
+ * The date of a new day is computed (civil from days, H. Hinnant), not taken from toISOString:
+ * daily buckets change day on every timestamp and every periodTo, and a Date, its text and a
+ * Buffer for each was the largest self time of daily reads (docs/benchmarks-meter.md, QuestDB,
+ * seventh session). Years outside 0–9999 (six digits and a sign) as toISOString writes them. */
 function putIso(out: Buffer, at: number, ms: number): number {
   const day = Math.floor(ms / DAY_MS);
   if (day !== cachedDay) {
-    const text = new Date(day * DAY_MS).toISOString();
-    cachedPrefix = ascii(text.slice(0, text.indexOf('T') + 1));
+    const z = day + 719_468;
+    const era = Math.floor(z / 146_097);
+    const doe = z - era * 146_097;
+    const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365);
+    const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
+    const mp = Math.floor((5 * doy + 2) / 153);
+    const month = mp < 10 ? mp + 3 : mp - 9;
+    const year = yoe + era * 400 + (month <= 2 ? 1 : 0);
+    if (year >= 0 && year <= 9999) {
+      two(DATE, 0, Math.floor(year / 100));
+      two(DATE, 2, year % 100);
+      two(DATE, 5, month);
+      two(DATE, 8, doy - Math.floor((153 * mp + 2) / 5) + 1);
+      cachedPrefix = DATE;
+    } else {
+      const text = new Date(day * DAY_MS).toISOString();
+      cachedPrefix = ascii(text.slice(0, text.indexOf('T') + 1));
+    }
     cachedDay = day;
   }
   at = put(out, at, cachedPrefix);
