@@ -4,40 +4,17 @@
 // QUESTDB_HTTP_URL and QUESTDB_PG_URL are set; skipped (with the reason) otherwise.
 import { pino } from 'pino';
 import pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
-import { createPool, type Pool } from '../../src/store/database.ts';
-import type { ReadingRows } from '../../src/store/timeseries/types.ts';
-import { WorkerPool } from '../../src/workerPool.ts';
-import { createTestDatabase } from '../support/testApp.ts';
+import { describe, expect, it } from 'vitest';
+import { quarterHourRows, questdbStoreSetting } from '../support/questdbFixtures.ts';
 
-const httpUrl = process.env.QUESTDB_HTTP_URL;
-const pgUrl = process.env.QUESTDB_PG_URL;
-const table = `regression_delete_${process.pid}`;
-const workers = new WorkerPool(1);
-let pool: Pool | undefined;
+const { httpUrl, pgUrl, table, workers, database } = questdbStoreSetting('regression_delete');
 
-afterAll(async () => {
-  await pool?.end();
-  await workers.close();
-  if (!httpUrl || !pgUrl) return;
-  const client = new pg.Client({ connectionString: pgUrl });
-  await client.connect();
-  await client.query(`DROP TABLE IF EXISTS ${table}`);
-  await client.end();
-});
-
-const rows = (registerId: number, start: number, n: number): ReadingRows => ({
-  registerIds: [registerId],
-  offsets: Int32Array.from([0, n]),
-  timestamps: Float64Array.from({ length: n }, (_, i) => start + i * 900_000),
-  values: Float64Array.from({ length: n }, (_, i) => i),
-  resolutions: new Int32Array(n).fill(900),
-});
+const rows = quarterHourRows;
 
 describe.skipIf(!httpUrl || !pgUrl)('deleting a register on QuestDB (set QUESTDB_HTTP_URL and QUESTDB_PG_URL to run; no QuestDB server here)', () => {
   it('keeps every row of other registers written while it deletes, and rewrites nothing', async () => {
     const { QuestDbTimeSeriesStore } = await import('../../src/store/timeseries/questdb/store.ts');
-    pool = createPool(await createTestDatabase(), 4, pino({ level: 'silent' }));
+    const pool = await database();
     const store = await QuestDbTimeSeriesStore.connect({ httpUrl: httpUrl!, pgUrl: pgUrl!, table }, { pool, workers, log: pino({ level: 'silent' }) });
     try {
       const start = Date.UTC(2030, 0, 1);

@@ -7,43 +7,19 @@
 // against a real QuestDB when QUESTDB_HTTP_URL and QUESTDB_PG_URL are set; skipped (with the
 // reason) otherwise.
 import { pino } from 'pino';
-import pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
-import { createPool, type Pool } from '../../src/store/database.ts';
-import type { ReadingRows } from '../../src/store/timeseries/types.ts';
-import { WorkerPool } from '../../src/workerPool.ts';
-import { createTestDatabase } from '../support/testApp.ts';
+import { describe, expect, it } from 'vitest';
+import { quarterHourRows, questdbStoreSetting } from '../support/questdbFixtures.ts';
 
-const httpUrl = process.env.QUESTDB_HTTP_URL;
-const pgUrl = process.env.QUESTDB_PG_URL;
-const table = `regression_tombstones_${process.pid}`;
-const workers = new WorkerPool(1);
+const { httpUrl, pgUrl, table, workers, database } = questdbStoreSetting('regression_tombstones');
 const log = pino({ level: 'silent' });
-let pool: Pool | undefined;
 
-afterAll(async () => {
-  await pool?.end();
-  await workers.close();
-  if (!httpUrl || !pgUrl) return;
-  const client = new pg.Client({ connectionString: pgUrl });
-  await client.connect();
-  await client.query(`DROP TABLE IF EXISTS ${table}`);
-  await client.end();
-});
-
-const rows = (registerId: number, start: number, n: number): ReadingRows => ({
-  registerIds: [registerId],
-  offsets: Int32Array.from([0, n]),
-  timestamps: Float64Array.from({ length: n }, (_, i) => start + i * 900_000),
-  values: Float64Array.from({ length: n }, (_, i) => i),
-  resolutions: new Int32Array(n).fill(900),
-});
+const rows = quarterHourRows;
 
 describe.skipIf(!httpUrl || !pgUrl)('a register deleted through another Flex instance on QuestDB (set QUESTDB_HTTP_URL and QUESTDB_PG_URL to run; no QuestDB server here)', () => {
   it('has no readings on an instance that was already running', async () => {
     const { QuestDbTimeSeriesStore } = await import('../../src/store/timeseries/questdb/store.ts');
-    pool = createPool(await createTestDatabase(), 4, log);
-    const open = () => QuestDbTimeSeriesStore.connect({ httpUrl: httpUrl!, pgUrl: pgUrl!, table, purgeIntervalMs: 0 }, { pool: pool!, workers, log });
+    const pool = await database();
+    const open = () => QuestDbTimeSeriesStore.connect({ httpUrl: httpUrl!, pgUrl: pgUrl!, table, purgeIntervalMs: 0 }, { pool, workers, log });
     const first = await open();
     const second = await open();
     try {

@@ -10,6 +10,7 @@
 // is written into one buffer sized for its worst case: timestamps digit by digit from a cached
 // date prefix, constant pieces copied, the number the only string made per reading (V8's
 // shortest round-trip text). Measured in docs/benchmarks-meter.md.
+import { civilFromDays } from '../../shared/virtual/calendar.ts';
 import { ValueOutOfRange, type Series } from './types.ts';
 
 const DAY_MS = 86_400_000;
@@ -49,26 +50,19 @@ function two(out: Buffer, at: number, n: number): void {
 const DATE = Buffer.from('0000-00-00T', 'latin1');
 
 /** Writes `YYYY-MM-DDTHH:MM:SS.mmmZ` (Date#toISOString's text) of an instant in whole UTC ms.
- * The date of a new day is computed (civil from days, H. Hinnant), not taken from toISOString:
- * daily buckets change day on every timestamp and every periodTo, and a Date, its text and a
- * Buffer for each was the largest self time of daily reads (docs/benchmarks-meter.md, QuestDB,
- * seventh session). Years outside 0–9999 (six digits and a sign) as toISOString writes them. */
+ * The date of a new day is computed (civilFromDays), not taken from toISOString:
+ * daily buckets change day on every timestamp and every periodTo, so each call made a Date,
+ * its text and a Buffer (putIso: 7% of the server's CPU in the QuestDB query benchmark; daily
+ * 100 register-years 100 → 66 ms of Node CPU per read: docs/benchmarks-meter.md, seventh session). Years outside 0–9999 (six digits and a sign) as toISOString writes them. */
 function putIso(out: Buffer, at: number, ms: number): number {
   const day = Math.floor(ms / DAY_MS);
   if (day !== cachedDay) {
-    const z = day + 719_468;
-    const era = Math.floor(z / 146_097);
-    const doe = z - era * 146_097;
-    const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365);
-    const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
-    const mp = Math.floor((5 * doy + 2) / 153);
-    const month = mp < 10 ? mp + 3 : mp - 9;
-    const year = yoe + era * 400 + (month <= 2 ? 1 : 0);
+    const { y: year, m: month, d } = civilFromDays(day);
     if (year >= 0 && year <= 9999) {
       two(DATE, 0, Math.floor(year / 100));
       two(DATE, 2, year % 100);
       two(DATE, 5, month);
-      two(DATE, 8, doy - Math.floor((153 * mp + 2) / 5) + 1);
+      two(DATE, 8, d);
       cachedPrefix = DATE;
     } else {
       const text = new Date(day * DAY_MS).toISOString();
