@@ -1,9 +1,13 @@
 // Reading register-day blocks out of PostgreSQL. A large read is split into parts (queryParts.ts:
 // groups of registers, or whole UTC days of one register) fetched at once on separate
-// connections. Each register's blocks come back as one bytea (string_agg of day, length and
-// bytes per block, hex on the wire, decoded natively by the driver) and are cut apart here: one
-// result row per register, not per register-day — 36,500 rows of 100 register-years cost the
-// driver more than their bytes (docs/benchmarks-meter.md).
+// connections. Each register's blocks come back as a few bytea (string_agg of day, length and
+// bytes per block over a run of CHUNK_DAYS days, hex on the wire, decoded natively by the driver)
+// and are cut apart here: a result row per register and run of days, not per register-day —
+// 36,500 rows of 100 register-years cost the driver more than their bytes — and not one per
+// register either: the driver turns each field into a string first, and a string over 128 KiB
+// goes to V8's large-object space, which costs ~6 ns a byte against ~0.1 below it (a register-
+// year of hourly rollups is 360 kB of hex: 2.1 ms of a request's 15 ms on the event loop, then
+// ~0.1 ms in runs of 64 days; docs/benchmarks-meter.md, seventh session).
 import type { Queryable } from '../../database.ts';
 import { dayOf } from '../../../shared/readings/blocks.ts';
 import type { StoredBlock } from '../../../shared/readings/aggregate.ts';
@@ -17,6 +21,15 @@ export type BlockColumns = 'data' | 'hours' | 'both' | 'days';
 
 const DAY = 86_400_000;
 
+/** Days per result row: runs whose hex stays below V8's 128 KiB large-object threshold —
+ * always for `hours` (≤ 496 bytes a day: 63.5 kB of hex a run) and `days` (≤ 88 bytes a day),
+ * for `data` and `both` while blocks stay under ~1 kB and ~2 kB (96 quarter-hours with one
+ * resolution and updatedAt: 782 bytes of data, 484 of hours). */
+const CHUNK_DAYS: Record<BlockColumns, number> = { hours: 64, days: 512, data: 64, both: 32 };
+// As a shift: an arithmetic shift rounds days before 1970 down, where integer division would
+// round them towards zero and make the run around day 0 twice as long.
+const chunkShift = (columns: BlockColumns) => Math.log2(CHUNK_DAYS[columns]);
+
 /** The query of fetchPart (exported for the benchmark's EXPLAIN). */
 export function blockQuerySql(columns: BlockColumns): string {
   // `days` without its padding: the k pieces written (4 + 24k of 76 bytes).
@@ -26,8 +39,10 @@ export function blockQuerySql(columns: BlockColumns): string {
       : columns === 'days'
         ? 'int4send(4 + 24 * get_byte(days, 3)) || substr(days, 1, 4 + 24 * get_byte(days, 3))'
         : `int4send(length(${columns})) || ${columns}`;
+  // Rows in register and day order: each register's blocks are read in day order.
+  const run = `day >> ${chunkShift(columns)}`;
   return `SELECT register_id AS id, string_agg(int4send(day) || ${piece}, ''::bytea ORDER BY day) AS blob
-     FROM reading_blocks WHERE register_id = ANY($1::int[]) AND day >= $2 AND day <= $3 GROUP BY register_id`;
+     FROM reading_blocks WHERE register_id = ANY($1::int[]) AND day >= $2 AND day <= $3 GROUP BY register_id, ${run} ORDER BY register_id, ${run}`;
 }
 
 export function blockQueryParams(ids: readonly number[], start: number, end: number): unknown[] {
