@@ -113,6 +113,24 @@ describe('reading JSON', () => {
     expect(wrong).toEqual([]);
   });
 
+  it('writes millionths with binary noise (sums of thousandths) as String(roundComputed(value)), near whole numbers and edges too', () => {
+    const values = [0.1 + 0.2, 2.0000000000001, -2.0000000000001, 1.9999999999999, 999999.9999999999, -999999.99999999, 9.9999999999999e-7, 1.0000000000001e-6, 5e-7, 4.9999999999e-7];
+    let seed = 11;
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+    for (let k = 0; k < 200_000; k += 1) {
+      const micros = Math.round((random() - 0.5) * 2 * 10 ** Math.floor(random() * 13)) / 1e6;
+      // A few ulps either way, or a relative offset of up to 2·10⁻¹² (the fast path allows 10⁻¹³; 5·10⁻¹³ would be wrong).
+      const noisy = k % 3 === 0 ? micros * (1 + (random() - 0.5) * 2 ** -48) : k % 3 === 1 ? micros + (random() - 0.5) * 8 * Number.EPSILON * Math.abs(micros) : micros * (1 + (random() - 0.5) * 4e-12);
+      values.push(noisy, Math.round(micros) + (random() - 0.5) * 1e-12);
+    }
+    const n = values.length;
+    const text = seriesJson({ registerId: 1, timestamps: new Float64Array(n), values: Float64Array.from(values), resolutions: new Int32Array(n).fill(60), updatedAt: new Float64Array(n) }, 60).toString();
+    const written = [...text.matchAll(/"value":([^,]*),/g)].map((m) => m[1]);
+    expect(written).toHaveLength(n);
+    const wrong = values.flatMap((v, i) => (written[i] === String(roundComputed(v)) ? [] : [`${v}: ${written[i]}`]));
+    expect(wrong).toEqual([]);
+  });
+
   it('refuses a value that is not finite (no JSON number; value is a number in the schema), and leaves out series without rows', () => {
     const one = (value: number) => ({ registerId: 1, timestamps: Float64Array.of(0), values: Float64Array.of(value), resolutions: Int32Array.of(60), updatedAt: Float64Array.of(0) });
     expect(() => seriesJson(one(Infinity), 3600)).toThrow(ValueOutOfRange);

@@ -121,22 +121,29 @@ function putComputed(out: Buffer, at: number, value: number): number {
 }
 
 /** computedText of a non-integer value of magnitude below 10⁶ that is a whole number k of
- * millionths (k / 10⁶ is the value exactly, as a double): readings in thousandths summed, or
- * averaged over up to a few, as meters send them. Written from k's digits instead of through
+ * millionths up to binary noise (within 10⁻¹³ of k / 10⁶ relatively): readings in thousandths
+ * summed, or averaged over up to a few, as meters send them — a sum of four such readings is off
+ * by an ulp or two as often as not (0.1 + 0.2). Written from k's digits instead of through
  * toPrecision, which took a third of the writer's time (measured: 8,760 hourly averages 1.5 of
- * 4.8 ms, docs/benchmarks-meter.md, sixth session). Exact: k·10⁻⁶ lies on the grid of 12
- * significant digits (|value| < 10⁶) and the value is within 10⁻¹⁶ of it relatively, so
- * toPrecision(12) names k·10⁻⁶, and dropping its trailing zeros leaves k's digits. -1 when the
- * value is not such a number (then toPrecision writes it). */
+ * 4.8 ms, docs/benchmarks-meter.md, sixth session; taking the noisy ones too, seventh session).
+ * Exact: k·10⁻⁶ lies on the grid of 12 significant digits (|value| < 10⁶), whose half spacing is
+ * at least 5·10⁻¹³ of the value; the value lies within 10⁻¹³ of the double nearest k / 10⁶ (the
+ * subtraction below is exact), which lies within 1.2·10⁻¹⁶ of k·10⁻⁶: so toPrecision(12) rounds
+ * to k·10⁻⁶, and dropping its trailing zeros leaves k's digits (only the whole part's when the
+ * millionths are 0: 2.0000000000001 is "2"). -1 when the value is not such a number (then
+ * toPrecision writes it). */
 function putMicros(out: Buffer, at: number, value: number): number {
   const magnitude = value < 0 ? -value : value;
   if (!(magnitude < 1e6)) return -1;
   const k = Math.round(magnitude * 1e6);
-  if (k / 1e6 !== magnitude) return -1;
+  if (k === 0) return -1;
+  const off = magnitude - k / 1e6;
+  if (off !== 0 && !((off < 0 ? -off : off) <= magnitude * 1e-13)) return -1;
   if (value < 0) out[at++] = 45; // -
   const whole = Math.floor(k / 1e6);
   let fraction = k - whole * 1e6;
   at = putDigits(out, at, whole);
+  if (fraction === 0) return at;
   out[at++] = 46; // .
   let digits = 6;
   while (fraction % 10 === 0) {
@@ -150,7 +157,7 @@ function putMicros(out: Buffer, at: number, value: number): number {
   return at + digits;
 }
 
-/** Writes a whole number 0 ≤ n < 10⁶ in decimal. */
+/** Writes a whole number 0 ≤ n ≤ 10⁶ in decimal. */
 function putDigits(out: Buffer, at: number, n: number): number {
   let length = 1;
   for (let p = 10; p <= n; p *= 10) length += 1;
