@@ -9,6 +9,17 @@ describe('reading JSON', () => {
     for (const ms of instants) expect(isoUtc(ms)).toBe(new Date(ms).toISOString());
   });
 
+  it('writes every day of years 0–9999 as Date#toISOString does, and the days beyond (six-digit years)', () => {
+    const DAY = 86_400_000;
+    const wrong: string[] = [];
+    const check = (ms: number) => {
+      if (isoUtc(ms) !== new Date(ms).toISOString()) wrong.push(`${ms}: ${isoUtc(ms)}`);
+    };
+    for (let day = -719_528 - 800; day <= 2_932_896 + 800; day += 1) check(day * DAY + (day % 86_400) * 997);
+    for (const ms of [-8.64e15, 8.64e15, -8.64e15 + 1, 8.64e15 - 1, Date.UTC(-1, 11, 31, 23, 59, 59, 999), Date.UTC(10_000, 0, 1)]) check(ms);
+    expect(wrong.slice(0, 10)).toEqual([]);
+  });
+
   it('writes a series with periodTo from each resolution, and the bucket length when given', () => {
     const t0 = Date.UTC(2024, 9, 27, 0); // a 25-hour local day in Amsterdam starts at 2024-10-26T22:00Z
     const series = {
