@@ -1,14 +1,13 @@
 // Reading register-day blocks out of PostgreSQL. A large read is split into parts (queryParts.ts:
 // groups of registers, or whole UTC days of one register) fetched at once on separate
-// connections. Each register's blocks come back as a few bytea (string_agg of day, length and
-// bytes per block over a run of RUN_DAYS days, hex on the wire, decoded natively by the driver)
-// and are cut apart here: a result row per register (and run of days, over longer ranges), not
-// per register-day —
-// 36,500 rows of 100 register-years cost the driver more than their bytes — and not one per
-// register either: the driver turns each field into a string first, and a string over 128 KiB
-// goes to V8's large-object space, which costs ~6 ns a byte against ~0.1 below it (a register-
-// year of hourly rollups is 360 kB of hex: 2.1 ms of a request's 15 ms on the event loop, then
-// ~0.1 ms in runs of 64 days; docs/benchmarks-meter.md, seventh session).
+// connections. Each register's blocks come back as bytea (string_agg of day, length and bytes
+// per block, hex on the wire, decoded natively by the driver) and are cut apart here: one result
+// row per register, not per register-day — 36,500 rows of 100 register-years cost the driver
+// more than their bytes — and over ranges longer than RUN_DAYS one per register and run of days:
+// the driver turns each field into a string first, and a string over 128 KiB goes to V8's
+// large-object space, ~6 ns a byte against ~0.1 below it (a register-year of hourly rollups is
+// 360 kB of hex: 2.1 ms of a request's 15 ms on the event loop, 0.03 ms in runs of 64 days;
+// docs/benchmarks-meter.md, seventh session).
 import type { Queryable } from '../../database.ts';
 import { dayOf } from '../../../shared/readings/blocks.ts';
 import type { StoredBlock } from '../../../shared/readings/aggregate.ts';
