@@ -24,7 +24,7 @@ import { from as copyFrom } from 'pg-copy-streams';
 import { BLOCK_COPY_COLUMNS, encodeBlocks, fillRowDays } from '../src/shared/readings/blocks.ts';
 import { withTransaction } from '../src/store/database.ts';
 import { dayCuts, lockedZones } from '../src/store/timeseries/postgres/blockDays.ts';
-import { blockQueryParams, blockQuerySql } from '../src/store/timeseries/postgres/blockRead.ts';
+import { blockQuery } from '../src/store/timeseries/postgres/blockRead.ts';
 import { numbers, questdbMode } from './support/env.ts';
 import { ensureInfluxd, startInflux, type Influx } from './support/influx.ts';
 import { ilpBodies, questdbPeer } from './support/questdbPeer.ts';
@@ -260,7 +260,8 @@ async function profileQuestions(): Promise<void> {
     const [, values] = question.rows(0);
     const [ids, start, end] = values as [number[], Date, Date];
     for (const columns of question.name.startsWith('hourly') ? (['hours'] as const) : (['hours', 'days'] as const)) {
-      const { rows } = await db.pool.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${blockQuerySql(columns)}`, blockQueryParams(ids, start.getTime(), end.getTime()));
+      const query = blockQuery(columns, ids, start.getTime(), end.getTime());
+      const { rows } = await db.pool.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${query.text}`, query.values);
       console.log(`\n${question.name}, ${columns} as one query:\n${rows.map((r) => r['QUERY PLAN']).join('\n')}`);
     }
   }

@@ -11,6 +11,17 @@ describe('reading JSON', () => {
     for (const ms of instants) expect(isoUtc(ms)).toBe(new Date(ms).toISOString());
   });
 
+  it('writes every day of years 0–9999 as Date#toISOString does, and the days beyond (six-digit years)', () => {
+    const DAY = 86_400_000;
+    const wrong: string[] = [];
+    const check = (ms: number) => {
+      if (isoUtc(ms) !== new Date(ms).toISOString()) wrong.push(`${ms}: ${isoUtc(ms)}`);
+    };
+    for (let day = -719_528 - 800; day <= 2_932_896 + 800; day += 1) check(day * DAY + (day % 86_400) * 997);
+    for (const ms of [-8.64e15, 8.64e15, -8.64e15 + 1, 8.64e15 - 1, Date.UTC(-1, 11, 31, 23, 59, 59, 999), Date.UTC(10_000, 0, 1)]) check(ms);
+    expect(wrong.slice(0, 10)).toEqual([]);
+  });
+
   it('writes a series with periodTo from each resolution, and the bucket length when given', () => {
     const t0 = Date.UTC(2024, 9, 27, 0); // a 25-hour local day in Amsterdam starts at 2024-10-26T22:00Z
     const series = {
@@ -106,6 +117,24 @@ describe('reading JSON', () => {
       } else if (kind === 5) values.push(Number(`0.${'9'.repeat(1 + Math.floor(random() * 15))}`) * 10 ** Math.floor(random() * 10)); // carries
       else if (kind === 6) values.push(Math.round((random() - 0.5) * 2 * 10 ** Math.floor(random() * 13)) / 1e6); // whole millionths (written without toPrecision)
       else values.push((Math.round(random() * 1e8) / 1e3 + Math.round(random() * 1e8) / 1e3 + Math.round(random() * 1e8) / 1e3) / (k % 16 < 8 ? 1 : 4)); // thousandths summed, averaged
+    }
+    const n = values.length;
+    const text = seriesJson({ registerId: 1, timestamps: new Float64Array(n), values: Float64Array.from(values), resolutions: new Int32Array(n).fill(60), updatedAt: new Float64Array(n) }, 60).toString();
+    const written = [...text.matchAll(/"value":([^,]*),/g)].map((m) => m[1]);
+    expect(written).toHaveLength(n);
+    const wrong = values.flatMap((v, i) => (written[i] === String(roundComputed(v)) ? [] : [`${v}: ${written[i]}`]));
+    expect(wrong).toEqual([]);
+  });
+
+  it('writes millionths with binary noise (sums of thousandths) as String(roundComputed(value)), near whole numbers and edges too', () => {
+    const values = [0.1 + 0.2, 2.0000000000001, -2.0000000000001, 1.9999999999999, 999999.9999999999, -999999.99999999, 9.9999999999999e-7, 1.0000000000001e-6, 5e-7, 4.9999999999e-7];
+    let seed = 11;
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+    for (let k = 0; k < 200_000; k += 1) {
+      const micros = Math.round((random() - 0.5) * 2 * 10 ** Math.floor(random() * 13)) / 1e6;
+      // A few ulps either way, or a relative offset of up to 2·10⁻¹² (the fast path allows 10⁻¹³; 5·10⁻¹³ would be wrong).
+      const noisy = k % 3 === 0 ? micros * (1 + (random() - 0.5) * 2 ** -48) : k % 3 === 1 ? micros + (random() - 0.5) * 8 * Number.EPSILON * Math.abs(micros) : micros * (1 + (random() - 0.5) * 4e-12);
+      values.push(noisy, Math.round(micros) + (random() - 0.5) * 1e-12);
     }
     const n = values.length;
     const text = seriesJson({ registerId: 1, timestamps: new Float64Array(n), values: Float64Array.from(values), resolutions: new Int32Array(n).fill(60), updatedAt: new Float64Array(n) }, 60).toString();

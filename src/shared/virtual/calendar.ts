@@ -23,8 +23,7 @@ function daysInMonth(y: number, m: number): number {
 
 const pad2 = (n: number): string => (n < 10 ? `0${n}` : String(n));
 
-/** The proleptic Gregorian year, month (1–12) and day of days since 1970-01-01. */
-export function civilFromDays(index: number): { y: number; m: number; d: number } {
+export function dayIndexToKey(index: number): string {
   const z = index + 719468;
   const era = Math.floor(z / 146097);
   const doe = z - era * 146097;
@@ -33,11 +32,7 @@ export function civilFromDays(index: number): { y: number; m: number; d: number 
   const mp = Math.floor((5 * doy + 2) / 153);
   const d = doy - Math.floor((153 * mp + 2) / 5) + 1;
   const m = mp < 10 ? mp + 3 : mp - 9;
-  return { y: yoe + era * 400 + (m <= 2 ? 1 : 0), m, d };
-}
-
-export function dayIndexToKey(index: number): string {
-  const { y, m, d } = civilFromDays(index);
+  const y = yoe + era * 400 + (m <= 2 ? 1 : 0);
   return `${String(y).padStart(4, '0')}-${pad2(m)}-${pad2(d)}`;
 }
 

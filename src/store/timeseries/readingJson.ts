@@ -10,7 +10,6 @@
 // is written into one buffer sized for its worst case: timestamps digit by digit from a cached
 // date prefix, constant pieces copied, the number the only string made per reading (V8's
 // shortest round-trip text). Measured in docs/benchmarks-meter.md.
-import { civilFromDays } from '../../shared/virtual/calendar.ts';
 import { ValueOutOfRange, type Series } from './types.ts';
 
 const DAY_MS = 86_400_000;
@@ -23,9 +22,6 @@ const OPEN = ascii('{"timestamp":"');
 const PERIOD_TO = ascii('","periodTo":"');
 const UPDATED_AT = ascii('","updatedAt":"');
 const VALUE = ascii('","value":');
-
-let cachedDay = NaN;
-let cachedPrefix = Buffer.alloc(0);
 
 function put(out: Buffer, at: number, bytes: Uint8Array): number {
   if (bytes.length > 32) {
@@ -46,32 +42,44 @@ function two(out: Buffer, at: number, n: number): void {
   out[at + 1] = 48 + (n % 10);
 }
 
-/** `YYYY-MM-DDT` of years 0000–9999, rewritten in place for each new day. */
-const DATE = Buffer.from('0000-00-00T', 'latin1');
-
-/** Writes `YYYY-MM-DDTHH:MM:SS.mmmZ` (Date#toISOString's text) of an instant in whole UTC ms.
- * The date of a new day is computed (civilFromDays), not taken from toISOString:
- * daily buckets change day on every timestamp and every periodTo, so each call made a Date,
- * its text and a Buffer (putIso: 7% of the server's CPU in the QuestDB query benchmark; daily
- * 100 register-years 100 → 66 ms of Node CPU per read: docs/benchmarks-meter.md, seventh session). Years outside 0–9999 (six digits and a sign) as toISOString writes them. */
+/** Writes `YYYY-MM-DDTHH:MM:SS.mmmZ` (Date#toISOString's text) of an instant in whole UTC ms. */
 function putIso(out: Buffer, at: number, ms: number): number {
   const day = Math.floor(ms / DAY_MS);
-  if (day !== cachedDay) {
-    const { y: year, m: month, d } = civilFromDays(day);
-    if (year >= 0 && year <= 9999) {
-      two(DATE, 0, Math.floor(year / 100));
-      two(DATE, 2, year % 100);
-      two(DATE, 5, month);
-      two(DATE, 8, d);
-      cachedPrefix = DATE;
-    } else {
-      const text = new Date(day * DAY_MS).toISOString();
-      cachedPrefix = ascii(text.slice(0, text.indexOf('T') + 1));
-    }
-    cachedDay = day;
+  return putTime(out, putDate(out, at, day), ms - day * DAY_MS);
+}
+
+/** UTC days (since 1970-01-01) of 0000-03-01 and 9999-12-31. */
+const FIRST_CIVIL_DAY = -719_468;
+const LAST_CIVIL_DAY = 2_932_896;
+
+/** Writes `YYYY-MM-DDT` of a UTC day (days since 1970-01-01), as Date#toISOString does. Years
+ * 0–9999 by integer arithmetic (the inverse of days_from_civil, H. Hinnant, "chrono-Compatible
+ * Low-Level Date Algorithms"), other years (six digits and a sign) through Date. It had been a
+ * Date, its text and a Buffer each time the day changed: at every hourly average of 23:00,
+ * whose periodTo is the next day — 0.4 of 6.5 ms on the event loop per register-year
+ * (docs/benchmarks-meter.md, seventh session). */
+function putDate(out: Buffer, at: number, day: number): number {
+  if (day < FIRST_CIVIL_DAY || day > LAST_CIVIL_DAY) {
+    const text = new Date(day * DAY_MS).toISOString();
+    return putText(out, at, text.slice(0, text.indexOf('T') + 1));
   }
-  at = put(out, at, cachedPrefix);
-  return putTime(out, at, ms - day * DAY_MS);
+  const z = day - FIRST_CIVIL_DAY;
+  const era = (z / 146_097) | 0;
+  const doe = z - era * 146_097; // day of the 400-year era, from a 1 March
+  const yoe = ((doe - ((doe / 1460) | 0) + ((doe / 36_524) | 0) - ((doe / 146_096) | 0)) / 365) | 0;
+  const doy = doe - (365 * yoe + ((yoe / 4) | 0) - ((yoe / 100) | 0)); // day of the year from 1 March
+  const mp = ((5 * doy + 2) / 153) | 0; // month from March = 0
+  const d = doy - (((153 * mp + 2) / 5) | 0) + 1;
+  const m = mp < 10 ? mp + 3 : mp - 9;
+  const y = yoe + era * 400 + (m <= 2 ? 1 : 0);
+  two(out, at, (y / 100) | 0);
+  two(out, at + 2, y % 100);
+  out[at + 4] = 45; // -
+  two(out, at + 5, m);
+  out[at + 7] = 45;
+  two(out, at + 8, d);
+  out[at + 10] = 84; // T
+  return at + 11;
 }
 
 /** Writes `HH:MM:SS.mmmZ` of a time of day in whole ms (0 ≤ ms < 86,400,000, an int32). */
@@ -138,42 +146,50 @@ function putComputed(out: Buffer, at: number, value: number): number {
 }
 
 /** computedText of a non-integer value of magnitude below 10⁶ that is a whole number k of
- * millionths (k / 10⁶ is the value exactly, as a double): readings in thousandths summed, or
- * averaged over up to a few, as meters send them. Written from k's digits instead of through
+ * millionths up to binary noise (within 10⁻¹³ of k / 10⁶ relatively): readings in thousandths
+ * summed, or averaged over up to a few, as meters send them — a sum of four such readings is off
+ * by an ulp or two as often as not (0.1 + 0.2). Written from k's digits instead of through
  * toPrecision, which took a third of the writer's time (measured: 8,760 hourly averages 1.5 of
- * 4.8 ms, docs/benchmarks-meter.md, sixth session). Exact: k·10⁻⁶ lies on the grid of 12
- * significant digits (|value| < 10⁶) and the value is within 10⁻¹⁶ of it relatively, so
- * toPrecision(12) names k·10⁻⁶, and dropping its trailing zeros leaves k's digits. -1 when the
- * value is not such a number (then toPrecision writes it). */
+ * 4.8 ms, docs/benchmarks-meter.md, sixth session; taking the noisy ones too, seventh session).
+ * Exact: k·10⁻⁶ lies on the grid of 12 significant digits (|value| < 10⁶), whose half spacing is
+ * at least 5·10⁻¹³ of the value; the value lies within 10⁻¹³ of the double nearest k / 10⁶ (the
+ * subtraction below is exact), which lies within 1.2·10⁻¹⁶ of k·10⁻⁶: so toPrecision(12) rounds
+ * to k·10⁻⁶, and dropping its trailing zeros leaves k's digits (only the whole part's when the
+ * millionths are 0: 2.0000000000001 is "2"). -1 when the value is not such a number (then
+ * toPrecision writes it). */
 function putMicros(out: Buffer, at: number, value: number): number {
   const magnitude = value < 0 ? -value : value;
   if (!(magnitude < 1e6)) return -1;
   const k = Math.round(magnitude * 1e6);
-  if (k / 1e6 !== magnitude) return -1;
+  if (k === 0) return -1;
+  const off = magnitude - k / 1e6;
+  if (off !== 0 && !((off < 0 ? -off : off) <= magnitude * 1e-13)) return -1;
   if (value < 0) out[at++] = 45; // -
-  const whole = Math.floor(k / 1e6);
-  let fraction = k - whole * 1e6;
+  // Both parts below 2³¹: int32 arithmetic (`| 0`), not the double modulo k's type would get.
+  const whole = Math.floor(k / 1e6) | 0;
+  let fraction = (k - whole * 1e6) | 0;
   at = putDigits(out, at, whole);
+  if (fraction === 0) return at;
   out[at++] = 46; // .
   let digits = 6;
   while (fraction % 10 === 0) {
-    fraction /= 10;
+    fraction = (fraction / 10) | 0;
     digits -= 1;
   }
   for (let d = digits - 1; d >= 0; d -= 1) {
     out[at + d] = 48 + (fraction % 10);
-    fraction = Math.floor(fraction / 10);
+    fraction = (fraction / 10) | 0;
   }
   return at + digits;
 }
 
-/** Writes a whole number 0 ≤ n < 10⁶ in decimal. */
+/** Writes a whole number 0 ≤ n ≤ 10⁶ (an int32) in decimal. */
 function putDigits(out: Buffer, at: number, n: number): number {
   let length = 1;
   for (let p = 10; p <= n; p *= 10) length += 1;
   for (let d = length - 1; d >= 0; d -= 1) {
     out[at + d] = 48 + (n % 10);
-    n = Math.floor(n / 10);
+    n = (n / 10) | 0;
   }
   return at + length;
 }

@@ -1,9 +1,13 @@
 // Reading register-day blocks out of PostgreSQL. A large read is split into parts (queryParts.ts:
 // groups of registers, or whole UTC days of one register) fetched at once on separate
-// connections. Each register's blocks come back as one bytea (string_agg of day, length and
-// bytes per block, hex on the wire, decoded natively by the driver) and are cut apart here: one
-// result row per register, not per register-day — 36,500 rows of 100 register-years cost the
-// driver more than their bytes (docs/benchmarks-meter.md).
+// connections. Each register's blocks come back as bytea (string_agg of day, length and bytes
+// per block, hex on the wire, decoded natively by the driver) and are cut apart here: one result
+// row per register, not per register-day — 36,500 rows of 100 register-years cost the driver
+// more than their bytes — and over ranges longer than RUN_DAYS one per register and run of days:
+// the driver turns each field into a string first, and a string over 128 KiB goes to V8's
+// large-object space, ~6 ns a byte against ~0.1 below it (a register-year of hourly rollups is
+// 360 kB of hex: 2.1 ms of a request's 15 ms on the event loop, 0.03 ms in runs of 64 days;
+// docs/benchmarks-meter.md, seventh session).
 import type { Queryable } from '../../database.ts';
 import { dayOf } from '../../../shared/readings/blocks.ts';
 import type { StoredBlock } from '../../../shared/readings/aggregate.ts';
@@ -17,8 +21,28 @@ export type BlockColumns = 'data' | 'hours' | 'both' | 'days';
 
 const DAY = 86_400_000;
 
-/** The query of fetchPart (exported for the benchmark's EXPLAIN). */
-export function blockQuerySql(columns: BlockColumns): string {
+/** Days per result row when a register's range is longer: runs whose hex stays below V8's
+ * 128 KiB large-object threshold — always for `hours` (≤ 496 bytes a day: 63.5 kB of hex a run),
+ * for `data` and `both` while blocks stay under ~1 kB and ~2 kB (96 quarter-hours with one
+ * resolution and updatedAt: 782 bytes of data, 484 of hours). `days` (≤ 88 bytes a day: a
+ * register-year is 64 kB of hex at most) is one row per register. Runs cost PostgreSQL a sort
+ * of the blocks by run (an incremental sort on the primary key's order), so a range that fits in
+ * one run is asked without them: measured, runs of 512 days made the blocks of local days of 100
+ * register-years 17% slower and runs of 64 days those of 100 register-months 2–11% (A/B in one
+ * process, docs/benchmarks-meter.md, seventh session). */
+const RUN_DAYS: Partial<Record<BlockColumns, number>> = { hours: 64, data: 64, both: 32 };
+
+/** The query of fetchPart for these registers and [start, end): name, text and parameters
+ * (exported for the benchmark's EXPLAIN). */
+export function blockQuery(columns: BlockColumns, ids: readonly number[], start: number, end: number): { name: string; text: string; values: unknown[] } {
+  const first = dayOf(start);
+  const last = dayOf(end - 1);
+  const runDays = RUN_DAYS[columns];
+  const runs = runDays !== undefined && last - first + 1 > runDays;
+  return { name: `flex_blocks_${columns}${runs ? '_runs' : ''}`, text: blockQuerySql(columns, runs ? runDays : undefined), values: [ids, first, last] };
+}
+
+function blockQuerySql(columns: BlockColumns, runDays: number | undefined): string {
   // `days` without its padding: the k pieces written (4 + 24k of 76 bytes).
   const piece =
     columns === 'both'
@@ -26,18 +50,18 @@ export function blockQuerySql(columns: BlockColumns): string {
       : columns === 'days'
         ? 'int4send(4 + 24 * get_byte(days, 3)) || substr(days, 1, 4 + 24 * get_byte(days, 3))'
         : `int4send(length(${columns})) || ${columns}`;
+  // Runs by arithmetic shift (runDays a power of two): it rounds days before 1970 down, where
+  // integer division would round them towards zero and make the run around day 0 twice as long.
+  // Rows in register and day order: each register's blocks are read in day order.
+  const run = runDays === undefined ? '' : `, day >> ${Math.log2(runDays)}`;
   return `SELECT register_id AS id, string_agg(int4send(day) || ${piece}, ''::bytea ORDER BY day) AS blob
-     FROM reading_blocks WHERE register_id = ANY($1::int[]) AND day >= $2 AND day <= $3 GROUP BY register_id`;
-}
-
-export function blockQueryParams(ids: readonly number[], start: number, end: number): unknown[] {
-  return [ids, dayOf(start), dayOf(end - 1)];
+     FROM reading_blocks WHERE register_id = ANY($1::int[]) AND day >= $2 AND day <= $3 GROUP BY register_id${run}${run && ` ORDER BY register_id${run}`}`;
 }
 
 /** Blocks of the registers over the UTC days of [start, end), each register's in day order. */
 async function fetchPart(db: Queryable, ids: readonly number[], start: number, end: number, columns: BlockColumns): Promise<BlockRow[]> {
   // Named: prepared once per connection, not parsed and planned on every read.
-  const { rows } = await db.query<{ id: number; blob: Buffer }>({ name: `flex_blocks_${columns}`, text: blockQuerySql(columns), values: blockQueryParams(ids, start, end) });
+  const { rows } = await db.query<{ id: number; blob: Buffer }>(blockQuery(columns, ids, start, end));
   const out: BlockRow[] = [];
   for (const { id, blob } of rows) {
     let at = 0;
