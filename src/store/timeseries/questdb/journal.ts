@@ -322,7 +322,7 @@ export interface Tombstone {
 /** Registers whose readings were deleted (reads leave them out; see migration 005). Asked of
  * PostgreSQL on every read, not cached: with several instances on one database a cache knows
  * only its own instance's deletes (test/regressions/questdbTombstonesCachedPerInstance.test.ts).
- * The lookup is one primary-key probe per register asked, ~0.3 ms, run alongside the QuestDB
+ * The lookup is one query of primary-key probes (a round trip to PostgreSQL), run alongside the QuestDB
  * query where the read allows it (store.ts). */
 export class Tombstones {
   constructor(private readonly pool: Pool) {}
