@@ -23,16 +23,23 @@ function daysInMonth(y: number, m: number): number {
 
 const pad2 = (n: number): string => (n < 10 ? `0${n}` : String(n));
 
-export function dayIndexToKey(index: number): string {
+/** Year, month (1–12) and day of a day index (H. Hinnant's civil_from_days): the one
+ * definition, for day keys here and for the reading JSON writer's dates
+ * (src/store/timeseries/readingJson.ts). */
+export function civilFromDays(index: number): { y: number; m: number; d: number } {
   const z = index + 719468;
   const era = Math.floor(z / 146097);
-  const doe = z - era * 146097;
+  const doe = z - era * 146097; // day of the 400-year era, from a 1 March
   const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36524) - Math.floor(doe / 146096)) / 365);
-  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
-  const mp = Math.floor((5 * doy + 2) / 153);
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100)); // day of the year from 1 March
+  const mp = Math.floor((5 * doy + 2) / 153); // month from March = 0
   const d = doy - Math.floor((153 * mp + 2) / 5) + 1;
   const m = mp < 10 ? mp + 3 : mp - 9;
-  const y = yoe + era * 400 + (m <= 2 ? 1 : 0);
+  return { y: yoe + era * 400 + (m <= 2 ? 1 : 0), m, d };
+}
+
+export function dayIndexToKey(index: number): string {
+  const { y, m, d } = civilFromDays(index);
   return `${String(y).padStart(4, '0')}-${pad2(m)}-${pad2(d)}`;
 }
 

@@ -10,6 +10,7 @@
 // is written into one buffer sized for its worst case: timestamps digit by digit from a cached
 // date prefix, constant pieces copied, the number the only string made per reading (V8's
 // shortest round-trip text). Measured in docs/benchmarks-meter.md.
+import { civilFromDays } from '../../shared/virtual/calendar.ts';
 import { ValueOutOfRange, type Series } from './types.ts';
 
 const DAY_MS = 86_400_000;
@@ -53,25 +54,16 @@ const FIRST_CIVIL_DAY = -719_468;
 const LAST_CIVIL_DAY = 2_932_896;
 
 /** Writes `YYYY-MM-DDT` of a UTC day (days since 1970-01-01), as Date#toISOString does. Years
- * 0–9999 by integer arithmetic (the inverse of days_from_civil, H. Hinnant, "chrono-Compatible
- * Low-Level Date Algorithms"), other years (six digits and a sign) through Date. It had been a
- * Date, its text and a Buffer each time the day changed: at every hourly average of 23:00,
- * whose periodTo is the next day — 0.4 of 6.5 ms on the event loop per register-year
+ * 0–9999 by integer arithmetic (civilFromDays, src/shared/virtual/calendar.ts), other years (six
+ * digits and a sign) through Date. It had been a Date, its text and a Buffer each time the day
+ * changed: at every hourly average of 23:00, whose periodTo is the next day — 0.4 of 6.5 ms on the event loop per register-year
  * (docs/benchmarks-meter.md, seventh session). */
 function putDate(out: Buffer, at: number, day: number): number {
   if (day < FIRST_CIVIL_DAY || day > LAST_CIVIL_DAY) {
     const text = new Date(day * DAY_MS).toISOString();
     return putText(out, at, text.slice(0, text.indexOf('T') + 1));
   }
-  const z = day - FIRST_CIVIL_DAY;
-  const era = (z / 146_097) | 0;
-  const doe = z - era * 146_097; // day of the 400-year era, from a 1 March
-  const yoe = ((doe - ((doe / 1460) | 0) + ((doe / 36_524) | 0) - ((doe / 146_096) | 0)) / 365) | 0;
-  const doy = doe - (365 * yoe + ((yoe / 4) | 0) - ((yoe / 100) | 0)); // day of the year from 1 March
-  const mp = ((5 * doy + 2) / 153) | 0; // month from March = 0
-  const d = doy - (((153 * mp + 2) / 5) | 0) + 1;
-  const m = mp < 10 ? mp + 3 : mp - 9;
-  const y = yoe + era * 400 + (m <= 2 ? 1 : 0);
+  const { y, m, d } = civilFromDays(day);
   two(out, at, (y / 100) | 0);
   two(out, at + 2, y % 100);
   out[at + 4] = 45; // -
