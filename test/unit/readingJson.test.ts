@@ -2,6 +2,16 @@ import { describe, expect, it } from 'vitest';
 import { computedText, isoUtc, roundComputed, seriesJson, seriesJsonById } from '../../src/store/timeseries/readingJson.ts';
 import { ValueOutOfRange } from '../../src/store/timeseries/types.ts';
 
+/** Every value, written by seriesJson as bucket values, reads as String(roundComputed(value)). */
+function expectValuesWrittenAsRounded(values: readonly number[]): void {
+  const n = values.length;
+  const text = seriesJson({ registerId: 1, timestamps: new Float64Array(n), values: Float64Array.from(values), resolutions: new Int32Array(n).fill(60), updatedAt: new Float64Array(n) }, 60).toString();
+  const written = [...text.matchAll(/"value":([^,]*),/g)].map((m) => m[1]);
+  expect(written).toHaveLength(n);
+  const wrong = values.flatMap((v, i) => (written[i] === String(roundComputed(v)) ? [] : [`${v}: ${written[i]}`]));
+  expect(wrong).toEqual([]);
+}
+
 describe('reading JSON', () => {
   it('writes instants exactly as Date#toISOString does', () => {
     const instants = [0, -1, 1, 86_399_999, -86_400_000, Date.UTC(2024, 1, 29, 23, 59, 59, 999), Date.UTC(9999, 11, 31, 23, 59, 59, 999), Date.UTC(1, 0, 1), Date.UTC(2031, 9, 26, 1, 0, 0, 7)];
@@ -118,12 +128,7 @@ describe('reading JSON', () => {
       else if (kind === 6) values.push(Math.round((random() - 0.5) * 2 * 10 ** Math.floor(random() * 13)) / 1e6); // whole millionths (written without toPrecision)
       else values.push((Math.round(random() * 1e8) / 1e3 + Math.round(random() * 1e8) / 1e3 + Math.round(random() * 1e8) / 1e3) / (k % 16 < 8 ? 1 : 4)); // thousandths summed, averaged
     }
-    const n = values.length;
-    const text = seriesJson({ registerId: 1, timestamps: new Float64Array(n), values: Float64Array.from(values), resolutions: new Int32Array(n).fill(60), updatedAt: new Float64Array(n) }, 60).toString();
-    const written = [...text.matchAll(/"value":([^,]*),/g)].map((m) => m[1]);
-    expect(written).toHaveLength(n);
-    const wrong = values.flatMap((v, i) => (written[i] === String(roundComputed(v)) ? [] : [`${v}: ${written[i]}`]));
-    expect(wrong).toEqual([]);
+    expectValuesWrittenAsRounded(values);
   });
 
   it('writes millionths with binary noise (sums of thousandths) as String(roundComputed(value)), near whole numbers and edges too', () => {
@@ -136,12 +141,7 @@ describe('reading JSON', () => {
       const noisy = k % 3 === 0 ? micros * (1 + (random() - 0.5) * 2 ** -48) : k % 3 === 1 ? micros + (random() - 0.5) * 8 * Number.EPSILON * Math.abs(micros) : micros * (1 + (random() - 0.5) * 4e-12);
       values.push(noisy, Math.round(micros) + (random() - 0.5) * 1e-12);
     }
-    const n = values.length;
-    const text = seriesJson({ registerId: 1, timestamps: new Float64Array(n), values: Float64Array.from(values), resolutions: new Int32Array(n).fill(60), updatedAt: new Float64Array(n) }, 60).toString();
-    const written = [...text.matchAll(/"value":([^,]*),/g)].map((m) => m[1]);
-    expect(written).toHaveLength(n);
-    const wrong = values.flatMap((v, i) => (written[i] === String(roundComputed(v)) ? [] : [`${v}: ${written[i]}`]));
-    expect(wrong).toEqual([]);
+    expectValuesWrittenAsRounded(values);
   });
 
   it('refuses a value that is not finite (no JSON number; value is a number in the schema), and leaves out series without rows', () => {
