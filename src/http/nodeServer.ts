@@ -160,6 +160,8 @@ export class NodeHttpServer implements HttpServer {
     const headers: Record<string, string | number> = { ...out.headers, 'X-Request-Id': ex.requestId };
     headers['Content-Length'] = bodyLength(body);
     if (ex.closeAfter || this.core.isDraining) headers['Connection'] = 'close';
+    // 'finish': the last piece's write has completed, so every piece is in the kernel's hands.
+    if (out.written) res.once('finish', out.written);
     res.writeHead(out.status, headers);
     // Node writes no body for HEAD requests; the Content-Length above is the GET body's.
     if (body === undefined) res.end();

@@ -94,6 +94,9 @@ export interface ApiReply {
    * sent in order; compressed, they are fed to the compressor one by one (never concatenated). */
   raw?: string | Buffer | (string | Buffer)[];
   contentType?: string;
+  /** Called once the body has been handed to the socket (never when the client left first): the
+   * memory of `raw` may then be used again (GET /api/readings lends kept memory, readingJson.ts). */
+  written?: () => void;
 }
 
 export interface ResponseSpec {

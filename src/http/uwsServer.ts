@@ -191,6 +191,9 @@ export class UwsHttpServer implements HttpServer {
     const { res } = ex;
     // Pieces are joined here: a large answer is streamed from one buffer (tryEnd's offsets).
     const body = isPieces(out.body) ? Buffer.concat(out.body) : out.body;
+    // Joined into new memory: the pieces are not read again (Outgoing#written).
+    if (body !== out.body) out.written?.();
+    const written = body !== out.body ? undefined : out.written;
     const close = ex.closeAfter || this.core.isDraining;
     if (ex.head) {
       const length = bodyLength(body);
@@ -199,7 +202,7 @@ export class UwsHttpServer implements HttpServer {
         res.endWithoutBody(length, close);
       });
     } else if (body !== undefined && body.length > STREAM_THRESHOLD && !close) {
-      this.stream(ex, out, typeof body === 'string' ? Buffer.from(body) : body);
+      this.stream(ex, out, typeof body === 'string' ? Buffer.from(body) : body, written);
       return;
     } else {
       res.cork(() => {
@@ -208,6 +211,8 @@ export class UwsHttpServer implements HttpServer {
         else res.end(body, close);
       });
     }
+    // end() copies what the socket does not take at once.
+    written?.();
     this.core.end(ex, out.status);
   }
 
@@ -219,7 +224,7 @@ export class UwsHttpServer implements HttpServer {
   }
 
   /** Large bodies: write what the socket takes, continue on writable (backpressure). */
-  private stream(ex: UwsExchange, out: Outgoing, body: Buffer): void {
+  private stream(ex: UwsExchange, out: Outgoing, body: Buffer, written: (() => void) | undefined): void {
     const { res } = ex;
     const total = body.length;
     let startOffset = 0;
@@ -229,10 +234,14 @@ export class UwsHttpServer implements HttpServer {
       startOffset = res.getWriteOffset();
       [, done] = res.tryEnd(body, total);
     });
-    if (done) return this.core.end(ex, out.status);
+    const end = () => {
+      written?.();
+      this.core.end(ex, out.status);
+    };
+    if (done) return end();
     res.onWritable((offset) => {
       const [ok, finished] = res.tryEnd(body.subarray(offset - startOffset), total);
-      if (finished) this.core.end(ex, out.status);
+      if (finished) end();
       return ok;
     });
   }

@@ -3,8 +3,9 @@
 // virtual engine (virtual ones) and assemble `[{registerId, readings[]}]` in the order asked.
 import { SUMMED_MEASUREMENTS, type MeasurementType } from '../codes.ts';
 import { HttpError, badRequest } from '../http/errors.ts';
-import type { Principal } from '../http/types.ts';
+import type { ApiReply, Principal } from '../http/types.ts';
 import type { Queryable } from '../store/database.ts';
+import { releaseJson } from '../store/timeseries/readingJson.ts';
 import { TooManyPoints, ValueOutOfRange, type TimeSeriesStore } from '../store/timeseries/types.ts';
 import { registersForRead, registersForReadBy, type RegisterForRead } from './meterStore.ts';
 import type { ReadWindow, VirtualEngine } from './virtualEngine.ts';
@@ -125,4 +126,12 @@ export async function queryReadings(deps: QueryDeps, q: ReadingsQuery, principal
   registers.forEach((r, i) => pieces.push(Buffer.from(`${i === 0 ? '' : ','}{"registerId":${r.id},"readings":`), json.get(r.id) ?? EMPTY, CLOSE));
   pieces.push(END);
   return pieces;
+}
+
+/** The reply of GET /api/readings: the pieces of queryReadings, whose kept memory (lent by the
+ * store's JSON writer, readingJson.ts) is given back once the server has written them. The list
+ * is copied: compression takes the pieces out of `raw` as it goes. */
+export function readingsReply(pieces: Buffer[]): ApiReply {
+  const lent = pieces.slice();
+  return { status: 200, raw: pieces, contentType: 'application/json', written: () => releaseJson(lent) };
 }

@@ -10,7 +10,7 @@ import type { Queryable } from '../store/database.ts';
 import { MAX_ID_LENGTH, MAX_RESOLUTION } from '../shared/readings/parseReadings.ts';
 import { resolutionLabel, type DomainMetrics, type RefusalReason } from '../domainMetrics.ts';
 import { ingestReadings, UnknownSeries } from './ingest.ts';
-import { queryReadings, type QueryDeps } from './readingsQuery.ts';
+import { queryReadings, readingsReply, type QueryDeps } from './readingsQuery.ts';
 import { registerReadingsSchema } from './schemas.ts';
 
 const externalIdRef = { type: 'string', minLength: 1, maxLength: MAX_ID_LENGTH } as const;
@@ -160,8 +160,7 @@ export function readingsRoutes(deps: ReadingsRouteDeps): RouteDef[] {
       responses: { 200: { description: 'Per register, time-ordered readings', schema: registerReadingsSchema } },
       async handler(req: ApiRequest<unknown, RangeParams>) {
         const resolution = req.query.resolution ?? 0;
-        const text = await timedQuery(resolution, () => queryReadings(deps, { ...range(req.query), resolution }, req.principal!));
-        return { status: 200, raw: text, contentType: 'application/json' };
+        return readingsReply(await timedQuery(resolution, () => queryReadings(deps, { ...range(req.query), resolution }, req.principal!)));
       },
     },
     {
@@ -174,8 +173,7 @@ export function readingsRoutes(deps: ReadingsRouteDeps): RouteDef[] {
       query: querySchema(rangeProperties, ['organizationId', 'registerId', 'start', 'end']),
       responses: { 200: { description: 'Per register, hourly averages', schema: registerReadingsSchema } },
       async handler(req: ApiRequest<unknown, RangeParams>) {
-        const text = await timedQuery(3600, () => queryReadings(deps, { ...range(req.query), resolution: 3600, forceAverage: true }, req.principal!));
-        return { status: 200, raw: text, contentType: 'application/json' };
+        return readingsReply(await timedQuery(3600, () => queryReadings(deps, { ...range(req.query), resolution: 3600, forceAverage: true }, req.principal!)));
       },
     },
   ];

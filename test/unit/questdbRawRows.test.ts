@@ -32,6 +32,17 @@ describe('QuestDB raw row fields', () => {
   it('reads decimals as Number() read their text', () => {
     const texts = ['0.0', '12.5', '-0.30000000000000004', '1.0E-5', '1.7976931348623157E308', 'NaN', 'Infinity', '-Infinity', '123456789.123', null];
     for (let k = 0; k < 1000; k += 1) texts.push(String((Math.random() - 0.5) * 10 ** ((k % 40) - 20)));
+    // Plain decimals of up to 15 digits (read from their digits) and just past (read by Number()),
+    // as QuestDB writes averages of meter readings; and texts that are not plain decimals.
+    texts.push('-0.0', '0', '-0', '.5', '5.', '1.', '-.', '.', '-', '1.2.3', '12a', '999999999999999', '9999999999999999', '0.000000000000001', '0.1234567890123456', '123456789012345.0');
+    for (let k = 0; k < 20_000; k += 1) {
+      const digits = 1 + (k % 17);
+      const whole = Math.floor(Math.random() * 10 ** Math.min(digits, 15));
+      const text = String(whole).padStart(digits, '0');
+      const at = Math.floor(Math.random() * (text.length + 1));
+      texts.push(`${k % 3 === 0 ? '-' : ''}${text.slice(0, at) || '0'}.${text.slice(at) || '0'}`);
+    }
+    for (let k = 0; k < 20_000; k += 1) texts.push(String(Math.round(Math.random() * 4e8) / 4000));
     const row = { ...rowOf(texts.slice(0, 10)) };
     texts.slice(0, 10).forEach((t, i) => expect(rawNumber(row, i), String(t)).toBe(Number(t)));
     for (let k = 10; k < texts.length; k += 16) {

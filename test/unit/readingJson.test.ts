@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { computedText, isoUtc, roundComputed, seriesJson, seriesJsonById } from '../../src/store/timeseries/readingJson.ts';
+import { computedText, isoUtc, releaseJson, roundComputed, seriesJson, seriesJsonById } from '../../src/store/timeseries/readingJson.ts';
 import { ValueOutOfRange } from '../../src/store/timeseries/types.ts';
 
 /** Every value, written by seriesJson as bucket values, reads as String(roundComputed(value)). */
@@ -151,6 +151,47 @@ describe('reading JSON', () => {
     const empty = { registerId: 2, timestamps: new Float64Array(0), values: new Float64Array(0), resolutions: new Int32Array(0), updatedAt: new Float64Array(0) };
     expect([...seriesJsonById([one(1), empty]).keys()]).toEqual([1]);
     expect(seriesJson(empty).toString()).toBe('[]');
+  });
+
+  it('lends kept memory per answer: answers not given back never share it, a given-back one is used again and stays correct', () => {
+    const hours = (registerId: number, n: number, value: number) => ({
+      registerId,
+      timestamps: Float64Array.from({ length: n }, (_, i) => Date.UTC(2023, 0, 1) + i * 3_600_000),
+      values: new Float64Array(n).fill(value),
+      resolutions: new Int32Array(n).fill(3600),
+      updatedAt: new Float64Array(n).fill(Date.UTC(2024, 0, 1)),
+    });
+    const expected = (registerId: number, n: number, value: number) => seriesJson(hours(registerId, n, value), 3600).toString();
+    // Two answers in flight at once (two requests): separate memory, each as written alone.
+    const a = seriesJsonById([hours(1, 8760, 1.5), hours(2, 10, 2.5)], 3600);
+    const b = seriesJsonById([hours(3, 8760, 3.5)], 3600);
+    expect(a.get(1)!.buffer).not.toBe(b.get(3)!.buffer);
+    expect(a.get(1)!.buffer).toBe(a.get(2)!.buffer);
+    expect(a.get(1)!.toString()).toBe(expected(1, 8760, 1.5));
+    expect(a.get(2)!.toString()).toBe(expected(2, 10, 2.5));
+    expect(b.get(3)!.toString()).toBe(expected(3, 8760, 3.5));
+    // Given back (twice: the second does nothing), a's memory serves the next answer; b is untouched.
+    releaseJson(a.values());
+    releaseJson(a.values());
+    const c = seriesJsonById([hours(4, 100, 4.5)], 3600);
+    expect(c.get(4)!.buffer).toBe(a.get(1)!.buffer);
+    expect(c.get(4)!.toString()).toBe(expected(4, 100, 4.5));
+    expect(b.get(3)!.toString()).toBe(expected(3, 8760, 3.5));
+    // Only once: a second answer while c holds that memory gets other memory.
+    const d = seriesJsonById([hours(5, 100, 5.5)], 3600);
+    expect(d.get(5)!.buffer).not.toBe(c.get(4)!.buffer);
+    // Buffers that were never lent are left alone.
+    releaseJson([Buffer.from('[]')]);
+    releaseJson([...b.values(), ...c.values(), ...d.values()]);
+  });
+
+  it('gives the memory back when an answer cannot be written (a value past the largest double)', () => {
+    const bad = { registerId: 1, timestamps: Float64Array.of(0, 3_600_000), values: Float64Array.of(1, Infinity), resolutions: Int32Array.of(3600, 3600), updatedAt: Float64Array.of(0, 0) };
+    const first = seriesJsonById([{ ...bad, values: Float64Array.of(1, 2) }], 3600);
+    const memory = first.get(1)!.buffer;
+    releaseJson(first.values());
+    expect(() => seriesJsonById([bad], 3600)).toThrow(ValueOutOfRange);
+    expect(seriesJsonById([{ ...bad, values: Float64Array.of(1, 2) }], 3600).get(1)!.buffer).toBe(memory);
   });
 
   it('writes a computed value as the text of the rounded number, whatever its size', () => {

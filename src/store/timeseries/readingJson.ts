@@ -11,6 +11,7 @@
 // date prefix, constant pieces copied, the number the only string made per reading (V8's
 // shortest round-trip text). Measured in docs/benchmarks-meter.md.
 import { civilFromDays } from '../../shared/virtual/calendar.ts';
+import { SharedBuffers } from './sharedBuffers.ts';
 import { ValueOutOfRange, type Series } from './types.ts';
 
 const DAY_MS = 86_400_000;
@@ -206,10 +207,17 @@ function putNumber(out: Buffer, at: number, value: number, computed: boolean, se
  * written over it. Measured: 74,400 hourly buckets 32 → 22 ms (docs/benchmarks-meter.md, sixth
  * session). */
 export function seriesJson(series: Series, bucketSeconds?: number): Buffer {
+  const out = Buffer.allocUnsafe(worstCase(series));
+  return out.subarray(0, writeSeries(out, 0, series, bucketSeconds));
+}
+
+/** The most bytes seriesJson can write for a series. */
+const worstCase = (series: Series) => 2 + series.timestamps.length * MAX_READING_BYTES;
+
+/** Writes seriesJson's text at `at` (room for worstCase bytes); returns where it ends. */
+function writeSeries(out: Buffer, at: number, series: Series, bucketSeconds: number | undefined): number {
   const { timestamps, values, resolutions, updatedAt } = series;
   const n = timestamps.length;
-  const out = Buffer.allocUnsafe(2 + n * MAX_READING_BYTES);
-  let at = 0;
   out[at++] = 91; // [
   // `","updatedAt":"…","value":` and `,"resolution":…}` change rarely: kept as bytes until they do.
   let updatedMs = NaN;
@@ -268,12 +276,57 @@ export function seriesJson(series: Series, bucketSeconds?: number): Buffer {
     at = put(out, at, tail);
   }
   out[at++] = 93; // ]
-  return out.subarray(0, at);
+  return at;
 }
 
-/** Every series with data, as JSON arrays by register id. */
+/** Answers of seriesJsonById up to this size are written into kept memory (JSON_KEPT buffers at
+ * most); larger ones (up to ~110 MB at READINGS_MAX_POINTS) into fresh memory, as before. */
+const KEPT_MAX_BYTES = 32 * 1024 * 1024;
+const JSON_KEPT = 4;
+const keptJson = new SharedBuffers<Buffer>(JSON_KEPT, (bytes) => Buffer.allocUnsafeSlow(bytes));
+/** The kept buffers lent out, by their memory: what releaseJson gives back. */
+const lent = new WeakMap<ArrayBufferLike, Buffer>();
+
+/** Every series with data, as JSON arrays by register id: views of one buffer, lent from kept
+ * memory (up to KEPT_MAX_BYTES). Give it back with releaseJson once the answer has been written;
+ * one never given back is collected as any Buffer (nothing is then kept for it).
+ *
+ * Kept, not fresh: the buffer for one register-year of hourly averages is 1.9 MB (8,760 times
+ * the longest reading), of which 1.3 MB written; fresh, every answer paid a page fault per 4 KiB
+ * written (glibc maps each allocation of that size anew) and its share of the garbage collections
+ * that V8 starts for external memory, measured in docs/benchmarks-meter.md (QuestDB, eighth
+ * session). */
 export function seriesJsonById(series: readonly Series[], bucketSeconds?: number): Map<number, Buffer> {
   const out = new Map<number, Buffer>();
-  for (const s of series) if (s.timestamps.length > 0) out.set(s.registerId, seriesJson(s, bucketSeconds));
+  let bytes = 0;
+  for (const s of series) if (s.timestamps.length > 0) bytes += worstCase(s);
+  if (bytes === 0) return out;
+  const kept = bytes <= KEPT_MAX_BYTES;
+  const buffer = kept ? keptJson.take(bytes) : Buffer.allocUnsafe(bytes);
+  let at = 0;
+  try {
+    for (const s of series) {
+      if (s.timestamps.length === 0) continue;
+      const end = writeSeries(buffer, at, s, bucketSeconds);
+      out.set(s.registerId, buffer.subarray(at, end));
+      at = end;
+    }
+  } catch (err) {
+    if (kept) keptJson.give(buffer);
+    throw err;
+  }
+  if (kept) lent.set(buffer.buffer, buffer);
   return out;
+}
+
+/** Gives back the kept memory of answers of seriesJsonById among `pieces` (others are left
+ * alone; a second call for the same answer does nothing). Only once nothing reads them: the
+ * memory is written over by the next answer. */
+export function releaseJson(pieces: Iterable<Uint8Array>): void {
+  for (const piece of pieces) {
+    const buffer = lent.get(piece.buffer);
+    if (!buffer) continue;
+    lent.delete(piece.buffer);
+    keptJson.give(buffer);
+  }
 }

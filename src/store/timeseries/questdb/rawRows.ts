@@ -115,11 +115,45 @@ export function rawLong(row: RawRow, i: number): number {
   return negative ? -n : n;
 }
 
+/** Exact powers of ten (10^22 is the largest a double holds exactly). */
+const POWERS_OF_TEN = Array.from({ length: 23 }, (_, k) => 10 ** k);
+/** Digits of a decimal read from its digits: below 10^15, the whole digits are an exact double. */
+const FAST_DIGITS = 15;
+
 /** A numeric field (QuestDB `double` text: `12.5`, `1.0E-5`, `NaN`, `Infinity`), as Number() of
- * its text reads it (0 for NULL, as Number(null)). */
+ * its text reads it (0 for NULL, as Number(null)).
+ *
+ * Hand-written hot path (a string per row was the largest self time of the one-register-year
+ * read after the JSON writer, docs/benchmarks-meter.md, QuestDB, eighth session): a plain decimal
+ * of at most 15 digits (`-12.345`; ~70% of hourly averages of meter readings in thousandths) is
+ * read from its digits as m / 10^k, with m < 10^15 and 10^k (k ≤ 15) exact doubles, so the one
+ * division rounds correctly, as Number() does (Clinger's fast path). Anything else (more digits,
+ * an exponent, NaN, Infinity) goes through a latin1 slice and Number(). */
 export function rawNumber(row: RawRow, i: number): number {
   const length = row.length[i]!;
   if (length < 0) return 0;
   const start = row.start[i]!;
-  return Number((row.bytes as unknown as { latin1Slice(start: number, end: number): string }).latin1Slice(start, start + length));
+  const { bytes } = row;
+  const end = start + length;
+  let at = start;
+  const negative = bytes[at] === 45; // -
+  if (negative) at += 1;
+  let m = 0;
+  let digits = 0;
+  let point = -1;
+  for (; at < end; at += 1) {
+    const c = bytes[at]!;
+    if (c === 46 && point === -1) point = digits; // .
+    else {
+      const d = c - 48;
+      if (d < 0 || d > 9) break;
+      m = m * 10 + d;
+      digits += 1;
+    }
+  }
+  if (at === end && digits > 0 && digits <= FAST_DIGITS) {
+    const value = point === -1 ? m : m / POWERS_OF_TEN[digits - point]!;
+    return negative ? -value : value;
+  }
+  return Number((bytes as unknown as { latin1Slice(start: number, end: number): string }).latin1Slice(start, end));
 }
