@@ -8,7 +8,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPool, type Pool } from '../../src/store/database.ts';
-import { BatchJournal } from '../../src/store/timeseries/questdb/journal.ts';
+import { BatchJournal, packRows } from '../../src/store/timeseries/questdb/journal.ts';
 import { PartitionGate } from '../../src/store/timeseries/questdb/purge.ts';
 import type { ReadingRows } from '../../src/store/timeseries/types.ts';
 import { WorkerPool } from '../../src/workerPool.ts';
@@ -183,6 +183,29 @@ describe.skipIf(!questdbHttp || !questdbPg)('QuestDB purge and replay (set QUEST
     expect((await pool.query('SELECT count(*) AS n FROM timeseries_pending_batches')).rows[0].n).toBe(0);
     expect(await a.replayPending()).toBe(0);
     expect((await onDisk(site.table, 9001)).map((r) => r.value)).toEqual([3, 3, 4, 4, 4, 4, 2, 2]);
+    await site.close();
+  }, 120_000);
+
+  it('drops an entry whose parts never committed (nothing of it was sent) and replays one an older Flex left whole', async () => {
+    const site = await installation();
+    const { store, pool } = await site.open();
+    const start = Date.UTC(2031, 0, 1);
+    // A writer that died between its two steps: the header committed, its parts did not.
+    await pool.query('INSERT INTO timeseries_pending_batches (updated_at_ms, readings, parts, register_ids, first_ms, last_ms) VALUES ($1, 8, 1, $2, $3, $4)', [start, [9201], start, start + 7 * Q]);
+    // An entry of the first layout: its packed rows in `rows`, no parts.
+    await pool.query('INSERT INTO timeseries_pending_batches (updated_at_ms, readings, rows, register_ids, first_ms, last_ms) VALUES ($1, 8, $2, $3, $4, $5)', [start, packRows(rows(9202, start, 8, Q, (i) => i)), [9202], start, start + 7 * Q]);
+    expect(await store.replayPending()).toBe(1);
+    expect(await onDisk(site.table, 9201)).toEqual([]);
+    expect((await onDisk(site.table, 9202)).map((r) => r.value)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect((await pool.query('SELECT count(*)::int AS n FROM timeseries_pending_batches')).rows[0].n).toBe(0);
+    // A batch journaled now keeps its rows in parts, and the parts go with the entry.
+    const live = await site.writer(rows(9203, start, 40_000, 1000, (i) => i / 1000), start);
+    const { rows: parts } = await pool.query('SELECT count(*)::int AS n, sum(length(data))::int AS bytes FROM timeseries_pending_batch_parts');
+    expect(parts[0].n).toBeGreaterThan(1);
+    await live.die();
+    expect(await store.replayPending()).toBe(1);
+    expect((await onDisk(site.table, 9203)).map((r) => r.value)).toEqual(Array.from({ length: 40_000 }, (_, i) => i / 1000));
+    expect((await pool.query('SELECT count(*)::int AS n FROM timeseries_pending_batch_parts')).rows[0].n).toBe(0);
     await site.close();
   }, 120_000);
 

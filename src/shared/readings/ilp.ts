@@ -12,8 +12,11 @@ export interface IlpChunk {
   table: string;
   /** Register id of each series of the chunk, in order. */
   registerIds: ArrayLike<number>;
-  /** Rows of series s are offsets[s] .. offsets[s+1]-1 of the columns below. */
+  /** Series s has offsets[s+1] - offsets[s] rows: rows offsets[s] .. offsets[s+1]-1 of the
+   * columns below, or from starts[s] on when `starts` is given (the columns then are a whole
+   * batch's, in shared memory, of which the chunk takes some ranges). */
   offsets: Int32Array;
+  starts?: ArrayLike<number>;
   timestamps: Float64Array;
   values: Float64Array;
   resolutions: Int32Array;
@@ -34,7 +37,7 @@ export function ilpBound(chunk: IlpChunk): number {
   let longestPrefix = 0;
   for (let s = 0; s < chunk.offsets.length - 1; s += 1) longestPrefix = Math.max(longestPrefix, prefixText(chunk.table, chunk.registerIds[s]!).length);
   const perRow = longestPrefix + SPACE_VALUE.length + 25 + RESOLUTION.length + 11 + updatedText(chunk.updatedAtMs).length + 16 + ZEROS6.length;
-  return Math.max(1, chunk.timestamps.length * perRow);
+  return Math.max(1, chunk.offsets[chunk.offsets.length - 1]! * perRow);
 }
 
 /** Copies small fixed parts byte by byte (faster than Buffer#copy's native call at this size). */
@@ -104,7 +107,9 @@ export function encodeIlp(chunk: IlpChunk, into?: Uint8Array): Uint8Array {
   let at = 0;
   for (let s = 0; s < prefixes.length; s += 1) {
     const prefix = prefixes[s]!;
-    for (let i = offsets[s]!; i < offsets[s + 1]!; i += 1) {
+    const from = chunk.starts ? chunk.starts[s]! : offsets[s]!;
+    const to = from + offsets[s + 1]! - offsets[s]!;
+    for (let i = from; i < to; i += 1) {
       at = put(out, at, prefix);
       at = put(out, at, SPACE_VALUE);
       at = writeValue(out, at, values[i]!);

@@ -9,7 +9,7 @@
 // lock shared blocks in different order re-run as well (withTransaction). The daily rollups of
 // each block (`days`, local midnights of its register's zone: blockDays.ts) are filled in here,
 // the zones read FOR SHARE first so that a zone change never interleaves with the write.
-import { from as copyFrom } from 'pg-copy-streams';
+import { copyIn } from '../../copyIn.ts';
 import { withTransaction, type Pool, type PoolClient } from '../../database.ts';
 import { sqlState } from '../../retry.ts';
 import {
@@ -41,29 +41,8 @@ const STORED_SQL = `WITH locked AS (
 const DELETE_SQL = 'DELETE FROM reading_blocks b USING unnest($1::int[], $2::int[]) AS k(id, day) WHERE b.register_id = k.id AND b.day = k.day';
 const ATTEMPTS = 5;
 
-async function writeCopy(client: PoolClient, pieces: readonly Uint8Array[]): Promise<void> {
-  const stream = client.query(copyFrom(COPY_SQL));
-  await new Promise<void>((resolve, reject) => {
-    stream.on('error', reject);
-    stream.on('finish', resolve);
-    let piece = 0;
-    let at = 0;
-    const pump = () => {
-      while (piece < pieces.length) {
-        const p = pieces[piece]!;
-        const chunk = Buffer.from(p.buffer, p.byteOffset + at, Math.min(COPY_CHUNK, p.length - at));
-        at += chunk.length;
-        if (at >= p.length) {
-          piece += 1;
-          at = 0;
-        }
-        if (!stream.write(chunk)) return void stream.once('drain', pump);
-      }
-      stream.end();
-    };
-    pump();
-  });
-}
+/** One binary COPY of the blocks' rows. */
+const writeCopy = (client: PoolClient, pieces: readonly Uint8Array[]) => copyIn(client, COPY_SQL, pieces, COPY_CHUNK);
 
 const key = (id: number, day: number) => `${id}:${day}`;
 

@@ -15,7 +15,9 @@
 //   readings, per series as above without `milli` and values, then f64 values[readings]), which
 //   an older Flex may have left, are still read.
 import type { Logger } from 'pino';
+import { copyIn } from '../../copyIn.ts';
 import type { Pool, PoolClient, Queryable } from '../../database.ts';
+import { COPY_HEADER } from '../../../shared/readings/pgCopy.ts';
 import type { ReadingRows } from '../types.ts';
 import { LOCKS, type PartitionGate } from './purge.ts';
 
@@ -27,6 +29,34 @@ export interface PendingBatch {
 
 /** Marks the second format (the first began with the series count, never this). */
 const FORMAT_2 = 0xfffffffe;
+
+/** The packed rows are journaled in parts of this size (timeseries_pending_batch_parts, migration
+ * 008), by one binary COPY, each part in its own CopyData message: PostgreSQL then never needs a
+ * large fresh allocation for them (measured: a 4 MB bytea parameter took 90–190 ms to journal,
+ * 60 KB parts by COPY 30–50 ms; docs/benchmarks-meter.md, QuestDB, eighth session). Parts are
+ * stored out of line, uncompressed (TOAST EXTERNAL). */
+const PART_BYTES = 60_000;
+const PARTS_COPY = 'COPY timeseries_pending_batch_parts (batch_id, seq, data) FROM STDIN (FORMAT binary)';
+/** Binary COPY's trailer (a field count of -1). */
+const COPY_TRAILER = Buffer.from([0xff, 0xff]);
+
+/** The binary COPY data of a batch's parts: (batch_id, seq, data) rows, data a view of `packed`. */
+function partRows(id: number, packed: Buffer, parts: number): Uint8Array[] {
+  const out: Uint8Array[] = [COPY_HEADER];
+  for (let seq = 0; seq < parts; seq += 1) {
+    const data = packed.subarray(seq * PART_BYTES, (seq + 1) * PART_BYTES);
+    const head = Buffer.alloc(26);
+    head.writeInt16BE(3, 0);
+    head.writeInt32BE(8, 2);
+    head.writeBigInt64BE(BigInt(id), 6);
+    head.writeInt32BE(4, 14);
+    head.writeInt32BE(seq, 18);
+    head.writeInt32BE(data.length, 22);
+    out.push(head, data);
+  }
+  out.push(COPY_TRAILER);
+  return out;
+}
 
 /** Whether every value of [a, b) is a whole number of thousandths that fits an int32, written
  * back exactly as k / 1000 (what unpackRows computes). */
@@ -208,12 +238,15 @@ export class BatchJournal {
     const client = await this.pool.connect();
     try {
       const { registers, first, last } = extent(rows);
+      const packed = packRows(rows);
+      const parts = Math.ceil(packed.length / PART_BYTES);
       const { rows: r } = await client.query<{ id: string }>(
-        `INSERT INTO timeseries_pending_batches (updated_at_ms, readings, rows, register_ids, first_ms, last_ms) VALUES ($1, $2, $3, $4, $5, $6)
+        `INSERT INTO timeseries_pending_batches (updated_at_ms, readings, parts, register_ids, first_ms, last_ms) VALUES ($1, $2, $3, $4, $5, $6)
          RETURNING id, pg_advisory_lock(${LOCKS.entry}, (id % 2147483648)::int)`,
-        [updatedAtMs, rows.timestamps.length, packRows(rows), registers, first, last],
+        [updatedAtMs, rows.timestamps.length, parts, registers, first, last],
       );
       const id = Number(r[0]!.id);
+      await copyIn(client, PARTS_COPY, partRows(id, packed, parts), PART_BYTES);
       await this.settleOlder(client, id, rows, completion);
       await completion.gate.enter(client, rows);
       // The session is given back once, whichever of done() and abandon() comes first.
@@ -307,10 +340,22 @@ export class BatchJournal {
     }
   }
 
+  /** The entry's batch; undefined if it is gone, or if its parts never committed (its writer
+   * died between the two steps of begin(), before sending anything): such an entry is dropped. */
   async load(id: number, db: Queryable = this.pool): Promise<PendingBatch | undefined> {
-    const { rows } = await db.query<{ updated_at_ms: number; rows: Buffer }>('SELECT updated_at_ms, rows FROM timeseries_pending_batches WHERE id = $1', [id]);
-    if (rows.length === 0) return undefined;
-    return { id, updatedAtMs: rows[0]!.updated_at_ms, rows: unpackRows(rows[0]!.rows) };
+    const { rows } = await db.query<{ updated_at_ms: number; rows: Buffer | null; parts: number }>('SELECT updated_at_ms, rows, parts FROM timeseries_pending_batches WHERE id = $1', [id]);
+    const entry = rows[0];
+    if (!entry) return undefined;
+    let packed = entry.rows;
+    if (packed === null) {
+      const { rows: parts } = await db.query<{ data: Buffer }>('SELECT data FROM timeseries_pending_batch_parts WHERE batch_id = $1 ORDER BY seq', [id]);
+      if (parts.length !== entry.parts) {
+        await db.query('DELETE FROM timeseries_pending_batches WHERE id = $1', [id]);
+        return undefined;
+      }
+      packed = Buffer.concat(parts.map((p) => p.data));
+    }
+    return { id, updatedAtMs: entry.updated_at_ms, rows: unpackRows(packed) };
   }
 }
 

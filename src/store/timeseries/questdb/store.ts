@@ -33,6 +33,7 @@ import { TimeSeriesUnavailable, TooManyPoints, type BucketQuery, type ChangeQuer
 import { SharedBuffers } from '../sharedBuffers.ts';
 import { IlpHttp } from './ilpHttp.ts';
 import { ilpProtocolVersion, type IlpProtocolSetting } from './ilpSender.ts';
+import { planChunks, type ChunkPlan } from './chunks.ts';
 import { BatchJournal, Tombstones, type Completion } from './journal.ts';
 import { PartitionGate, Purger, type PurgeDeps } from './purge.ts';
 import { RawRowClient, rawLong, rawNumber, type RawRow } from './rawRows.ts';
@@ -205,39 +206,22 @@ export const TABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,126}$/;
 /** `$from`, `$from+1`, … for a list of query parameters. */
 const placeholders = (n: number, from: number) => Array.from({ length: n }, (_, i) => `$${i + from}`).join(', ');
 
-/** Rows from..to-1 of the batch as a chunk (a series may span chunks): made when a lane takes
- * it, so the first chunk is encoded before the others are made. Columns in shared memory are
- * handed over as they are, others copied (to be transferred). */
-const part = <T extends Float64Array | Int32Array>(column: T, from: number, to: number) => (column.buffer instanceof SharedArrayBuffer ? column.subarray(from, to) : column.slice(from, to)) as T;
-
-export function chunkOf(rows: ReadingRows, from: number, to: number, table: string, updatedAtMs: number): IlpChunk {
-  // The first series with rows at or after `from`.
-  let lo = 0;
-  let hi = rows.registerIds.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (rows.offsets[mid + 1]! <= from) lo = mid + 1;
-    else hi = mid;
-  }
-  const ids: number[] = [];
-  const offsets: number[] = [];
-  for (let k = lo; k < rows.registerIds.length && rows.offsets[k]! < to; k += 1) {
-    if (rows.offsets[k + 1]! <= from) continue;
-    ids.push(rows.registerIds[k]!);
-    offsets.push(Math.max(rows.offsets[k]!, from) - from);
-  }
-  offsets.push(to - from);
-  return {
-    table,
-    registerIds: ids,
-    offsets: Int32Array.from(offsets),
-    timestamps: part(rows.timestamps, from, to),
-    values: part(rows.values, from, to),
-    resolutions: part(rows.resolutions, from, to),
-    updatedAtMs,
+/** The chunk `plan` of the batch (chunks.ts), made when a lane takes it, so the first chunk is
+ * encoded before the others are made. Columns in shared memory are handed over whole (the
+ * worker encodes the plan's ranges of them); others are gathered into new arrays (transferred). */
+export function chunkOf(rows: ReadingRows, plan: ChunkPlan, table: string, updatedAtMs: number): IlpChunk {
+  const offsets = new Int32Array(plan.series.length + 1);
+  for (let k = 0; k < plan.counts.length; k += 1) offsets[k + 1] = offsets[k]! + plan.counts[k]!;
+  const registerIds = plan.series.map((s) => rows.registerIds[s]!);
+  const { timestamps, values, resolutions } = rows;
+  if ([timestamps, values, resolutions].every((c) => c.buffer instanceof SharedArrayBuffer)) return { table, registerIds, offsets, starts: plan.starts, timestamps, values, resolutions, updatedAtMs };
+  const gather = <T extends Float64Array | Int32Array>(column: T): T => {
+    const out = new (column.constructor as new (n: number) => T)(plan.rows);
+    for (let k = 0; k < plan.counts.length; k += 1) out.set(column.subarray(plan.starts[k]!, plan.starts[k]! + plan.counts[k]!), offsets[k]!);
+    return out;
   };
+  return { table, registerIds, offsets, timestamps: gather(timestamps), values: gather(values), resolutions: gather(resolutions), updatedAtMs };
 }
-
 
 export class QuestDbTimeSeriesStore implements TimeSeriesStore {
   readonly backend = 'questdb' as const;
@@ -350,13 +334,13 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
     let firstSentMs = 0;
     const recorded = journaled.then(() => (journalMs = performance.now() - t0));
     recorded.catch(() => undefined);
-    const n = rows.timestamps.length;
-    const count = Math.ceil(n / this.chunkRows);
+    const plans = planChunks(rows, this.chunkRows);
+    const count = plans.length;
     let next = 0;
     let failed = false;
     const lane = async () => {
       for (let i = next++; i < count && !failed; i = next++) {
-        const chunk = chunkOf(rows, i * this.chunkRows, Math.min(n, (i + 1) * this.chunkRows), this.table, updatedAtMs);
+        const chunk = chunkOf(rows, plans[i]!, this.table, updatedAtMs);
         const into = this.buffers.take(ilpBound(chunk));
         try {
           const transfers = [chunk.offsets.buffer, chunk.timestamps.buffer, chunk.values.buffer, chunk.resolutions.buffer].filter((b) => b instanceof ArrayBuffer);
