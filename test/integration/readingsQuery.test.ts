@@ -146,6 +146,27 @@ describe('GET /api/readings/average/hourly', () => {
     for (const [i, id] of [energy.id, power.id].entries()) expect(together.body[i + 1]).toEqual((await hourly([id])).body[0]);
   });
 
+  // Each answer's JSON is written into kept memory lent until the server has written it
+  // (readingJson.ts seriesJsonById): answers in flight together must not share it, and memory
+  // given back must not change an answer already sent. Compressed and not, plain and hourly.
+  it('answers many requests in flight at once each as alone', async () => {
+    const urls = [energy.id, power.id, oslo.id, [energy.id, power.id]].flatMap((ids) => {
+      const url = t.api.baseUrl + readingsUrl(org, [ids].flat(), '2024-03-01T00:00:00Z', '2024-03-04T00:00:00Z');
+      return [url, `${url}&resolution=3600`, url.replace('/api/readings?', '/api/readings/average/hourly?')];
+    });
+    const read = async (url: string, k: number) => {
+      const res = await fetch(url, { headers: { authorization: `Bearer ${token}`, 'accept-encoding': k % 2 ? 'gzip' : 'identity' } });
+      expect(res.status).toBe(200);
+      return (await res.text()) as string;
+    };
+    const alone: string[] = [];
+    for (const url of urls) alone.push(await read(url, 0));
+    for (let round = 0; round < 3; round += 1) {
+      const together = await Promise.all([...urls, ...urls].map((url, k) => read(url, k + round)));
+      together.forEach((text, k) => expect(text, urls[k % urls.length]).toBe(alone[k % urls.length]));
+    }
+  });
+
   // The answer is sent as pieces (register by register) without being joined first.
   it('sends several registers whole, with their length, and HEAD that length without a body', async () => {
     const url = t.api.baseUrl + readingsUrl(org, [energy.id, power.id, oslo.id], '2024-03-01T00:00:00Z', '2024-03-04T00:00:00Z').replace('/api/readings?', '/api/readings/average/hourly?');
