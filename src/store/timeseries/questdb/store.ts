@@ -7,8 +7,9 @@
 //   MONTH, WAL, DEDUP UPSERT KEYS(ts, register_id): a re-sent reading replaces the stored one.
 // - Write: the worker pool parses and validates the whole body and the resolver gives its
 //   register ids before anything is sent. The batch is recorded in the pending-batch journal
-//   (PostgreSQL, journal.ts), cut into chunks the workers encode as ILP (src/shared/readings/ilp.ts),
-//   and the chunks go over several HTTP connections at once (ilpHttp.ts). Once all are
+//   (PostgreSQL, journal.ts), cut into chunks by time (chunks.ts: QuestDB appends them) that the
+//   workers encode as ILP (src/shared/readings/ilp.ts), and the chunks go over several HTTP
+//   connections at once (ilpHttp.ts). Once all are
 //   acknowledged, write() waits until QuestDB has applied the table's WAL up to the last
 //   transaction (read-your-writes), then clears the journal entry and returns.
 // - All or nothing: a batch is in the journal before its first chunk is sent, and leaves it
