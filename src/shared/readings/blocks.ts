@@ -25,6 +25,7 @@
 // PostgreSQL's TOAST threshold (stored inline, not compressed).
 // Plain typed-array work, shared by the worker (building blocks from a parsed body) and the main
 // thread (merging corrections, reading).
+import { COPY_HEADER } from './pgCopy.ts';
 
 export const DAY_MS = 86_400_000;
 export const HOUR_MS = 3_600_000;
@@ -294,7 +295,6 @@ export function mergeReadings(stored: BlockReadings, incoming: BlockReadings): B
 
 // ---- COPY rows of reading_blocks (register_id, day, n, updated_max, data, hours, extents, days) ----
 
-export const BLOCK_COPY_HEADER = Uint8Array.from([0x50, 0x47, 0x43, 0x4f, 0x50, 0x59, 0x0a, 0xff, 0x0d, 0x0a, 0x00, 0, 0, 0, 0, 0, 0, 0, 0]);
 export const BLOCK_COPY_COLUMNS = '(register_id, day, n, updated_max, data, hours, extents, days)';
 /** Offset of the register id inside a block's COPY row. */
 export const BLOCK_REGISTER_ID_OFFSET = 2 + 4;
@@ -363,13 +363,13 @@ export function encodeBlocks(offsets: Int32Array, times: Float64Array, values: F
       while (i + 1 < offsets[s + 1]! && times[i + 1]! < dayEnd) i += 1;
     }
   }
-  const copy = new Uint8Array(BLOCK_COPY_HEADER.length + blocks * (ROW_FIXED + 4 + 24 * (SLOT_BYTES + EXTENT_BYTES) + 6 + 4 + 8 + 8 + 8) + n * 32 + 2);
-  copy.set(BLOCK_COPY_HEADER, 0);
+  const copy = new Uint8Array(COPY_HEADER.length + blocks * (ROW_FIXED + 4 + 24 * (SLOT_BYTES + EXTENT_BYTES) + 6 + 4 + 8 + 8 + 8) + n * 32 + 2);
+  copy.set(COPY_HEADER, 0);
   const view = new DataView(copy.buffer);
   const rowStarts = new Int32Array(blocks + 1);
   const blockSeries = new Int32Array(blocks);
   const blockDays = new Int32Array(blocks);
-  let at = BLOCK_COPY_HEADER.length;
+  let at = COPY_HEADER.length;
   let k = 0;
   for (let s = 0; s < series; s += 1) {
     let i = offsets[s]!;

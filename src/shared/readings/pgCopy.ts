@@ -2,7 +2,10 @@
 // value float8, resolution int4, updated_at timestamptz). Every row has the same size, so the
 // register id of row k sits at a fixed offset and can be filled in after ids are resolved.
 
+/** Binary COPY's header (signature, flags, extension length), the same for every table. */
 export const COPY_HEADER = Buffer.from([0x50, 0x47, 0x43, 0x4f, 0x50, 0x59, 0x0a, 0xff, 0x0d, 0x0a, 0x00, 0, 0, 0, 0, 0, 0, 0, 0]);
+/** Binary COPY's trailer (a field count of -1). */
+export const COPY_TRAILER = Buffer.from([0xff, 0xff]);
 export const ROW_BYTES = 2 + (4 + 4) + (4 + 8) + (4 + 8) + (4 + 4) + (4 + 8);
 /** Offset of the register id inside a row. */
 export const REGISTER_ID_OFFSET = 2 + 4;

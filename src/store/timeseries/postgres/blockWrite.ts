@@ -14,7 +14,6 @@ import { withTransaction, type Pool, type PoolClient } from '../../database.ts';
 import { sqlState } from '../../retry.ts';
 import {
   BLOCK_COPY_COLUMNS,
-  BLOCK_COPY_HEADER,
   decodeData,
   encodeBlockRow,
   encodeBlocks,
@@ -25,12 +24,12 @@ import {
   type BlockReadings,
   type EncodedBlocks,
 } from '../../../shared/readings/blocks.ts';
+import { COPY_HEADER, COPY_TRAILER } from '../../../shared/readings/pgCopy.ts';
 import type { ReadingRows } from '../types.ts';
 import { dayCuts, lockedZones, type DayCuts } from './blockDays.ts';
 
 const COPY_SQL = `COPY reading_blocks ${BLOCK_COPY_COLUMNS} FROM STDIN (FORMAT binary)`;
 const COPY_CHUNK = 1 << 20;
-const TRAILER = Uint8Array.from([0xff, 0xff]);
 /** Stored blocks among the batch's (register, day) keys, locked until the transaction ends; one
  * result row per register (day, length, data per block), as blockRead.ts reads them. */
 const STORED_SQL = `WITH locked AS (
@@ -90,7 +89,7 @@ function mergedPieces(blocks: EncodedBlocks, ids: Int32Array, days: Int32Array, 
     if (before && seen.get(kk) === 1 && covers(incoming.times, before.times)) merged.delete(kk);
     else merged.set(kk, before ? mergeReadings(before, incoming) : incoming);
   }
-  const pieces: Uint8Array[] = [BLOCK_COPY_HEADER];
+  const pieces: Uint8Array[] = [COPY_HEADER];
   const written = new Set<string>();
   for (let k = 0; k < ids.length; k += 1) {
     const kk = key(ids[k]!, days[k]!);
@@ -104,7 +103,7 @@ function mergedPieces(blocks: EncodedBlocks, ids: Int32Array, days: Int32Array, 
       pieces.push(row);
     }
   }
-  pieces.push(TRAILER);
+  pieces.push(COPY_TRAILER);
   return pieces;
 }
 

@@ -17,7 +17,7 @@
 import type { Logger } from 'pino';
 import { copyIn } from '../../copyIn.ts';
 import type { Pool, PoolClient, Queryable } from '../../database.ts';
-import { COPY_HEADER } from '../../../shared/readings/pgCopy.ts';
+import { COPY_HEADER, COPY_TRAILER } from '../../../shared/readings/pgCopy.ts';
 import type { ReadingRows } from '../types.ts';
 import { LOCKS, type PartitionGate } from './purge.ts';
 
@@ -37,8 +37,6 @@ const FORMAT_2 = 0xfffffffe;
  * stored out of line, uncompressed (TOAST EXTERNAL). */
 const PART_BYTES = 60_000;
 const PARTS_COPY = 'COPY timeseries_pending_batch_parts (batch_id, seq, data) FROM STDIN (FORMAT binary)';
-/** Binary COPY's trailer (a field count of -1). */
-const COPY_TRAILER = Buffer.from([0xff, 0xff]);
 
 /** The binary COPY data of a batch's parts: (batch_id, seq, data) rows, data a view of `packed`. */
 function partRows(id: number, packed: Buffer, parts: number): Uint8Array[] {
