@@ -417,6 +417,23 @@ function rowFields(row: Uint8Array, rowStart: number): { data: Uint8Array; hours
   return { data: row.subarray(dataAt, dataEnd), hours: row.subarray(dataEnd + 4, hoursEnd), daysAt: extentsEnd + 4 };
 }
 
+/** The columns of the COPY row at `rowStart` of `row` (views into it), for an UPDATE of a stored block. */
+export function blockRowColumns(row: Uint8Array, rowStart: number): { n: number; updatedMax: number; data: Uint8Array; hours: Uint8Array; extents: Uint8Array; days: Uint8Array } {
+  const view = new DataView(row.buffer, row.byteOffset, row.byteLength);
+  const f = rowFields(row, rowStart);
+  const extentsEnd = f.daysAt - 4;
+  const extentsAt = f.hours.byteOffset - row.byteOffset + f.hours.byteLength + 4;
+  const daysLength = view.getInt32(f.daysAt - 4);
+  return {
+    n: view.getInt32(rowStart + 22),
+    updatedMax: view.getFloat64(rowStart + 30),
+    data: f.data,
+    hours: f.hours,
+    extents: row.subarray(extentsAt, extentsEnd),
+    days: row.subarray(f.daysAt, f.daysAt + daysLength),
+  };
+}
+
 /** Writes the `days` of the COPY row at `rowStart` of `row` (a row of encodeBlocks or
  * encodeBlockRow) for these local midnights of its UTC day (see writeDays). */
 export function fillRowDays(row: Uint8Array, rowStart: number, cuts: ArrayLike<number>): void {
