@@ -12,7 +12,7 @@
 // attempt is rolled back to a savepoint (releasing what it locked and inserted there) and made
 // again, now merging into the block the other committed. Every failed attempt means another
 // writer committed a block this one had not seen, so the loop has no bound and cannot give up:
-// every batch is stored (issue: 409s under contention). Locks are taken in one order within an
+// every batch is stored. Locks are taken in one order within an
 // attempt (blocks by (register, day), then inserts by (register, day)) and an attempt holds no
 // insert while it waits for a lock, so writers do not deadlock among themselves.
 //
