@@ -18,6 +18,9 @@ export interface StoredBlock {
   data: Uint8Array | null;
   hours: Uint8Array | null;
   days?: Uint8Array | null;
+  /** The block's readings decoded already (as recorded at an earlier instant): used instead of
+   * data and rollups. */
+  readings?: BlockReadings;
 }
 
 /** Buckets of `ms` aligned to the UTC epoch, or local days listed as [starts[k], ends[k]) (UTC ms). */
@@ -96,7 +99,7 @@ export function daysMissing(blocks: readonly StoredBlock[], bucketing: Bucketing
   const cursor = new BucketCursor(bucketing);
   const out: number[] = [];
   blocks.forEach((block, i) => {
-    if (!piecesAnswer(cursor, block, start, end)) out.push(i);
+    if (!block.readings && !piecesAnswer(cursor, block, start, end)) out.push(i);
   });
   return out;
 }
@@ -108,6 +111,7 @@ export function rawNeeded(blocks: readonly StoredBlock[], bucketing: Bucketing, 
   // Buckets of whole hours from the epoch never cut an hour: only the range's ends can.
   const ends = bucketing.kind === 'epoch' && bucketing.ms % HOUR_MS === 0 ? [Math.floor(start / DAY_MS), Math.floor((end - 1) / DAY_MS)] : undefined;
   blocks.forEach((block, i) => {
+    if (block.readings) return;
     if (!block.hours) return void out.push(i);
     if (ends && block.day !== ends[0] && block.day !== ends[1]) return;
     const view = new DataView(block.hours.buffer, block.hours.byteOffset, block.hours.byteLength);
@@ -215,12 +219,13 @@ export function aggregateBlocks(blocks: readonly StoredBlock[], summed: boolean,
       }
       continue;
     }
-    let readings: BlockReadings | undefined;
+    let readings: BlockReadings | undefined = block.readings;
     const raw = () => {
+      if (readings) return readings;
       if (!block.data) throw new Error(`reading block ${block.day} needed without its data`);
-      return (readings ??= decodeData(block.data, block.day));
+      return (readings = decodeData(block.data, block.day));
     };
-    if (!block.hours) {
+    if (readings || !block.hours) {
       rawRange(raw(), dayStart, dayStart + DAY_MS);
       continue;
     }
@@ -247,7 +252,7 @@ export function aggregateBlocks(blocks: readonly StoredBlock[], summed: boolean,
 
 /** The readings of one register's blocks (in day order) in [start, end), as columns. */
 export function readingsOfBlocks(blocks: readonly StoredBlock[], start: number, end: number): BlockReadings {
-  const parts = blocks.map((b) => decodeData(b.data!, b.day));
+  const parts = blocks.map((b) => b.readings ?? decodeData(b.data!, b.day));
   let n = 0;
   for (const p of parts) n += p.times.length;
   const out: BlockReadings = { times: new Float64Array(n), values: new Float64Array(n), resolutions: new Int32Array(n), updatedAt: new Float64Array(n) };

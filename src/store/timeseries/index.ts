@@ -8,6 +8,7 @@ import { fillMissingDays } from './postgres/blockDays.ts';
 import { convertRows } from './postgres/convertRows.ts';
 import { PostgresTimeSeriesStore } from './postgres/store.ts';
 import type { IlpProtocolSetting } from './questdb/ilpSender.ts';
+import type { Retention } from '../../shared/readings/retention.ts';
 import type { TimeSeriesStore } from './types.ts';
 
 export interface TimeSeriesConfig {
@@ -24,10 +25,12 @@ export interface TimeSeriesConfig {
   questdbPurgeIntervalMs?: number;
   /** How many parts a large PostgreSQL read is fetched in (QUERY_PARTS). */
   queryParts?: number;
+  /** READING_VERSIONS_RETENTION: how long superseded reading versions are kept (default forever). */
+  versionsRetention?: Retention;
 }
 
 /** The store's part of the platform configuration. */
-export function timeSeriesConfig(config: Pick<Config, 'timeseriesBackend' | 'questdbHttpUrl' | 'questdbPgUrl' | 'questdbIlpProtocolVersion' | 'questdbTable' | 'questdbWriteConnections' | 'questdbPurgeIntervalMs' | 'queryParts'>): TimeSeriesConfig {
+export function timeSeriesConfig(config: Pick<Config, 'timeseriesBackend' | 'questdbHttpUrl' | 'questdbPgUrl' | 'questdbIlpProtocolVersion' | 'questdbTable' | 'questdbWriteConnections' | 'questdbPurgeIntervalMs' | 'queryParts' | 'readingVersionsRetention'>): TimeSeriesConfig {
   return {
     backend: config.timeseriesBackend,
     questdbHttpUrl: config.questdbHttpUrl,
@@ -37,6 +40,7 @@ export function timeSeriesConfig(config: Pick<Config, 'timeseriesBackend' | 'que
     questdbWriteConnections: config.questdbWriteConnections,
     questdbPurgeIntervalMs: config.questdbPurgeIntervalMs,
     queryParts: config.queryParts,
+    versionsRetention: config.readingVersionsRetention,
   };
 }
 
@@ -64,5 +68,5 @@ export async function createTimeSeriesStore(config: TimeSeriesConfig, deps: Time
   }
   await convertRows(deps.pool, deps.log);
   await fillMissingDays(deps.pool, deps.log);
-  return new PostgresTimeSeriesStore(deps.pool, deps.workers, config.queryParts);
+  return new PostgresTimeSeriesStore(deps.pool, deps.workers, config.queryParts, config.versionsRetention);
 }

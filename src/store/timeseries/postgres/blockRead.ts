@@ -9,8 +9,9 @@
 // 360 kB of hex: 2.1 ms of a request's 15 ms on the event loop, 0.03 ms in runs of 64 days;
 // docs/benchmarks-meter.md, seventh session).
 import type { Queryable } from '../../database.ts';
-import { dayOf } from '../../../shared/readings/blocks.ts';
+import { dayOf, decodeData } from '../../../shared/readings/blocks.ts';
 import type { StoredBlock } from '../../../shared/readings/aggregate.ts';
+import { asOfReadings, decodeHistory } from '../../../shared/readings/versions.ts';
 import { MIN_REGISTER_DAYS_PER_PART, MIN_ROLLUP_BLOCKS_PER_PART, splitQuery } from './queryParts.ts';
 
 export interface BlockRow extends StoredBlock {
@@ -33,23 +34,32 @@ const DAY = 86_400_000;
 const RUN_DAYS: Partial<Record<BlockColumns, number>> = { hours: 64, data: 64, both: 32 };
 
 /** The query of fetchPart for these registers and [start, end): name, text and parameters
- * (exported for the benchmark's EXPLAIN). */
-export function blockQuery(columns: BlockColumns, ids: readonly number[], start: number, end: number): { name: string; text: string; values: unknown[] } {
+ * (exported for the benchmark's EXPLAIN). With `asOf`, blocks written after that instant come
+ * with their data and history instead (flagged), to be rebuilt as they were then. */
+export function blockQuery(columns: BlockColumns, ids: readonly number[], start: number, end: number, asOf?: number): { name: string; text: string; values: unknown[] } {
   const first = dayOf(start);
   const last = dayOf(end - 1);
   const runDays = RUN_DAYS[columns];
   const runs = runDays !== undefined && last - first + 1 > runDays;
-  return { name: `flex_blocks_${columns}${runs ? '_runs' : ''}`, text: blockQuerySql(columns, runs ? runDays : undefined), values: [ids, first, last] };
+  const asOfMode = asOf !== undefined;
+  return {
+    name: `flex_blocks_${columns}${runs ? '_runs' : ''}${asOfMode ? '_asof' : ''}`,
+    text: blockQuerySql(columns, runs ? runDays : undefined, asOfMode),
+    values: asOfMode ? [ids, first, last, asOf] : [ids, first, last],
+  };
 }
 
-function blockQuerySql(columns: BlockColumns, runDays: number | undefined): string {
+function blockQuerySql(columns: BlockColumns, runDays: number | undefined, asOf: boolean): string {
   // `days` without its padding: the k pieces written (4 + 24k of 76 bytes).
-  const piece =
+  let piece =
     columns === 'both'
       ? 'int4send(length(data)) || data || int4send(length(hours)) || hours'
       : columns === 'days'
         ? 'int4send(4 + 24 * get_byte(days, 3)) || substr(days, 1, 4 + 24 * get_byte(days, 3))'
         : `int4send(length(${columns})) || ${columns}`;
+  if (asOf)
+    piece = `CASE WHEN updated_max > $4 THEN '\\x01'::bytea || int4send(length(data)) || data || int4send(coalesce(length(history), 0)) || coalesce(history, ''::bytea)
+      ELSE '\\x00'::bytea || ${piece} END`;
   // Runs by arithmetic shift (runDays a power of two): it rounds days before 1970 down, where
   // integer division would round them towards zero and make the run around day 0 twice as long.
   // Rows in register and day order: each register's blocks are read in day order.
@@ -58,10 +68,11 @@ function blockQuerySql(columns: BlockColumns, runDays: number | undefined): stri
      FROM reading_blocks WHERE register_id = ANY($1::int[]) AND day >= $2 AND day <= $3 GROUP BY register_id${run}${run && ` ORDER BY register_id${run}`}`;
 }
 
-/** Blocks of the registers over the UTC days of [start, end), each register's in day order. */
-async function fetchPart(db: Queryable, ids: readonly number[], start: number, end: number, columns: BlockColumns): Promise<BlockRow[]> {
+/** Blocks of the registers over the UTC days of [start, end), each register's in day order;
+ * with `asOf`, those written after it rebuilt as recorded then (`readings`). */
+async function fetchPart(db: Queryable, ids: readonly number[], start: number, end: number, columns: BlockColumns, asOf: number | undefined): Promise<BlockRow[]> {
   // Named: prepared once per connection, not parsed and planned on every read.
-  const { rows } = await db.query<{ id: number; blob: Buffer }>(blockQuery(columns, ids, start, end));
+  const { rows } = await db.query<{ id: number; blob: Buffer }>(blockQuery(columns, ids, start, end, asOf));
   const out: BlockRow[] = [];
   for (const { id, blob } of rows) {
     let at = 0;
@@ -73,6 +84,12 @@ async function fetchPart(db: Queryable, ids: readonly number[], start: number, e
     while (at < blob.length) {
       const day = blob.readInt32BE(at);
       at += 4;
+      if (asOf !== undefined && blob[at++] === 1) {
+        const data = next();
+        const history = next();
+        out.push({ id, day, data: null, hours: null, days: null, readings: asOfReadings(decodeData(data, day), decodeHistory(history, day), asOf) });
+        continue;
+      }
       if (columns === 'days') {
         out.push({ id, day, data: null, hours: null, days: next() });
         continue;
@@ -86,9 +103,9 @@ async function fetchPart(db: Queryable, ids: readonly number[], start: number, e
 }
 
 /** Blocks per register id (each in day order), fetched in up to `parts` parts at once. */
-export async function fetchBlocks(db: Queryable, ids: readonly number[], start: number, end: number, columns: BlockColumns, parts: number): Promise<Map<number, BlockRow[]>> {
+export async function fetchBlocks(db: Queryable, ids: readonly number[], start: number, end: number, columns: BlockColumns, parts: number, asOf?: number): Promise<Map<number, BlockRow[]>> {
   const split = splitQuery(ids.length, start, end, parts, DAY, columns === 'hours' || columns === 'days' ? MIN_ROLLUP_BLOCKS_PER_PART : MIN_REGISTER_DAYS_PER_PART);
-  const results = await Promise.all(split.map((p) => fetchPart(db, ids.slice(p.from, p.to), p.start, p.end, columns)));
+  const results = await Promise.all(split.map((p) => fetchPart(db, ids.slice(p.from, p.to), p.start, p.end, columns, asOf)));
   const out = new Map<number, BlockRow[]>();
   for (const rows of results)
     for (const row of rows) {

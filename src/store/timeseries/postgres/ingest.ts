@@ -14,6 +14,6 @@ export async function ingestBody(pool: Pool, workers: WorkerPool, input: BodyInp
   if (!parsed.ok) return refused(parsed);
   const readings = parsed.timestamps.length;
   const registerIds = await input.resolve(parsed.series);
-  if (parsed.blocks) await writeBlocks(pool, parsed.blocks, registerIds);
+  if (parsed.blocks) await writeBlocks(pool, parsed.blocks, registerIds, updatedAtMs, input.updatedAtMs === undefined);
   return { ok: true, readings };
 }
