@@ -124,8 +124,10 @@ export class TimeSeriesUnavailable extends Error {}
 
 export interface TimeSeriesStore {
   readonly backend: 'postgres' | 'questdb';
-  /** Stores the readings atomically: all rows or none. A stored (register, timestamp) is replaced
-   * and its updatedAt moves; within one input the last of equal timestamps wins. */
+  /** Stores the readings atomically: all rows or none. A stored (register, timestamp) whose value
+   * or resolution changes is replaced, its updatedAt moves and its former version is kept
+   * (versions(), asOf); one posted again unchanged keeps its version and updatedAt. Within one
+   * input the last of equal timestamps wins; between concurrent inputs, the last committed. */
   write(input: ReadingsInput): Promise<WriteOutcome>;
   /** Readings as stored, per register with data, as JSON arrays of Reading (UTF-8). Throws TooManyPoints.
    * With `asOf`, every read answers as it would have at that instant: readings recorded later are

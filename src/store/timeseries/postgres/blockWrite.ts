@@ -8,7 +8,8 @@
 //
 // recordedAt (a reading's updatedAt) is one instant per batch. Unless the caller set it, it is
 // raised above the latest recordedAt of the blocks it locked when a clock (this process's or
-// another's) is behind: a version is then always superseded by a later one, in commit order.
+// another's) is behind, so a version is always superseded by a later one, in commit order; and
+// never below what this process gave a batch committed before (highWater).
 //
 // Concurrent writers of the same blocks: a writer waiting for a block another has locked gets the
 // block as that one committed it (an UPDATE keeps the row, so PostgreSQL hands the waiter the new
@@ -245,8 +246,8 @@ export async function writeBlocks(pool: Pool, encoded: EncodedBlocks, registerId
         const { rows } = await client.query<{ id: number; blob: Buffer; latest: number }>(STORED_SQL, [idList, dayList]);
         const stored = storedBlocks(rows);
         const latest = rows.reduce((m, r) => Math.max(m, r.latest), -Infinity);
-        if (clock && latest >= recordedAt) {
-          recordedAt = latest + 1;
+        if (clock && (latest >= recordedAt || highWater > recordedAt)) {
+          recordedAt = Math.max(latest + 1, highWater);
           blocks = withRecordedAt(blocks, recordedAt);
           await fillDays();
         }
@@ -257,14 +258,19 @@ export async function writeBlocks(pool: Pool, encoded: EncodedBlocks, registerId
           if (pieces.length > 0) await writeCopy(client, pieces);
         }
         await client.query('RELEASE SAVEPOINT flex_blocks');
-        return;
+        break;
       } catch (err) {
         if (sqlState(err) !== '23505') throw err;
         await client.query('ROLLBACK TO SAVEPOINT flex_blocks');
       }
     }
   });
+  if (clock && recordedAt > highWater) highWater = recordedAt;
 }
+
+/** The latest recordedAt this process's clock gave a committed batch (raised ones included): a
+ * batch that starts after another ended is never recorded before it, whatever blocks each touched. */
+let highWater = -Infinity;
 
 /** Rows already in columns (CSV import, reference readings): encoded here, written the same way. */
 export async function writeRows(pool: Pool, rows: ReadingRows, updatedAtMs: number | undefined): Promise<void> {
