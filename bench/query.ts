@@ -21,10 +21,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { from as copyFrom } from 'pg-copy-streams';
-import { BLOCK_COPY_COLUMNS, encodeBlocks, fillRowDays } from '../src/shared/readings/blocks.ts';
-import { withTransaction } from '../src/store/database.ts';
-import { dayCuts, lockedZones } from '../src/store/timeseries/postgres/blockDays.ts';
 import { blockQuery } from '../src/store/timeseries/postgres/blockRead.ts';
+import { writeRows } from '../src/store/timeseries/postgres/blockWrite.ts';
 import { numbers, questdbMode } from './support/env.ts';
 import { ensureInfluxd, startInflux, type Influx } from './support/influx.ts';
 import { ilpBodies, questdbPeer } from './support/questdbPeer.ts';
@@ -76,7 +74,7 @@ async function copyIn(sql: string, payload: Uint8Array): Promise<void> {
 console.log(`loading ${fmt(total)} readings into PostgreSQL as register-day blocks by binary COPY`);
 let t0 = performance.now();
 {
-  // The blocks a POST of these readings makes (the worker's encoder), 10 registers per COPY.
+  // The blocks a POST of these readings makes, written as the store writes them (blockWrite.ts), 10 registers at a time.
   const updatedAt = Date.now();
   for (let r = 0; r < ids.length; r += 10) {
     const chunk = ids.slice(r, r + 10);
@@ -89,11 +87,7 @@ let t0 = performance.now();
         times[k * PER_REGISTER + i] = YEAR_START + i * 900_000;
         values[k * PER_REGISTER + i] = valueOf(r + k, i);
       }
-    const blocks = encodeBlocks(offsets, times, values, new Int32Array(n).fill(900), updatedAt, chunk);
-    // Their daily rollups for the registers' zone, filled in as a write does (blockWrite.ts).
-    const cuts = await withTransaction(db.pool, async (tx) => dayCuts(tx, await lockedZones(tx, chunk), blocks.blockDays[0]!, blocks.blockDays[blocks.blockDays.length - 1]!));
-    for (let k = 0; k < blocks.blockDays.length; k += 1) fillRowDays(blocks.copy, blocks.rowStarts[k]!, cuts(chunk[blocks.blockSeries[k]!]!, blocks.blockDays[k]!)!);
-    await copyIn(`COPY reading_blocks ${BLOCK_COPY_COLUMNS} FROM STDIN (FORMAT binary)`, blocks.copy);
+    await writeRows(db.pool, { registerIds: chunk, offsets, timestamps: times, values, resolutions: new Int32Array(n).fill(900) }, updatedAt);
   }
 }
 await db.pool.query('VACUUM (ANALYZE) reading_blocks');
@@ -259,7 +253,7 @@ async function profileQuestions(): Promise<void> {
   for (const question of chosen) {
     const [, values] = question.rows(0);
     const [ids, start, end] = values as [number[], Date, Date];
-    for (const columns of question.name.startsWith('hourly') ? (['hours'] as const) : (['hours', 'days'] as const)) {
+    for (const columns of question.name.startsWith('hourly') ? (['data'] as const) : (['days'] as const)) {
       const query = blockQuery(columns, ids, start.getTime(), end.getTime());
       const { rows } = await db.pool.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${query.text}`, query.values);
       console.log(`\n${question.name}, ${columns} as one query:\n${rows.map((r) => r['QUERY PLAN']).join('\n')}`);

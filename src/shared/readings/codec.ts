@@ -43,6 +43,8 @@ export interface Columns {
   resolutions: Int32Array;
   recordedAt: Float64Array;
   supersededAt?: Float64Array;
+  /** Decimal digits every value has at most (each is k / 10^digits exactly), or -1. */
+  digits: number;
 }
 
 // ---- bytes ----
@@ -459,9 +461,13 @@ function writeValues(w: ByteWriter, values: ArrayLike<number>, from: number, to:
   writeFrames(w, steps, 0, steps.length);
 }
 
-function readValues(r: ByteReader, out: Float64Array): void {
+/** Reads the values; returns their decimal digits, or -1 (XOR). */
+function readValues(r: ByteReader, out: Float64Array): number {
   const mode = r.u8();
-  if (mode === XOR) return readXor(r, out);
+  if (mode === XOR) {
+    readXor(r, out);
+    return -1;
+  }
   if (mode > MAX_DIGITS) throw new RangeError(`reading block value mode ${mode} is not known`);
   const p = POW10[mode]!;
   let k = r.zigzag();
@@ -470,6 +476,7 @@ function readValues(r: ByteReader, out: Float64Array): void {
     k += step;
     out[i + 1] = k / p;
   });
+  return mode;
 }
 
 // ---- times ----
@@ -569,7 +576,7 @@ export function decodeColumns(bytes: Uint8Array, day: number): Columns {
   if (kind !== DATA && kind !== HISTORY) throw new RangeError(`reading block kind ${kind} is not known`);
   const n = r.varint();
   if (n > 86_400_000) throw new RangeError('reading block count invalid');
-  const out: Columns = { times: new Float64Array(n), values: new Float64Array(n), resolutions: new Int32Array(n), recordedAt: new Float64Array(n) };
+  const out: Columns = { times: new Float64Array(n), values: new Float64Array(n), resolutions: new Int32Array(n), recordedAt: new Float64Array(n), digits: 0 };
   readRuns(r, out.recordedAt, true);
   if (kind === HISTORY) {
     out.supersededAt = new Float64Array(n);
@@ -578,6 +585,6 @@ export function decodeColumns(bytes: Uint8Array, day: number): Columns {
   readRuns(r, out.resolutions, false);
   if (n === 0) return out;
   readTimes(r, day * 86_400_000, out.times);
-  readValues(r, out.values);
+  out.digits = readValues(r, out.values);
   return out;
 }

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config.ts';
 import type { Pool } from '../database.ts';
 import type { WorkerPool } from '../../workerPool.ts';
-import { fillMissingDays } from './postgres/blockDays.ts';
+import { convertBlocks } from './postgres/convertBlocks.ts';
 import { convertRows } from './postgres/convertRows.ts';
 import { PostgresTimeSeriesStore } from './postgres/store.ts';
 import type { IlpProtocolSetting } from './questdb/ilpSender.ts';
@@ -67,6 +67,6 @@ export async function createTimeSeriesStore(config: TimeSeriesConfig, deps: Time
     );
   }
   await convertRows(deps.pool, deps.log);
-  await fillMissingDays(deps.pool, deps.log);
+  await convertBlocks(deps.pool, deps.log);
   return new PostgresTimeSeriesStore(deps.pool, deps.workers, config.queryParts, config.versionsRetention);
 }

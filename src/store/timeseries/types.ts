@@ -151,7 +151,7 @@ export interface TimeSeriesStore {
    * orphaned batches, purging deleted registers' rows); each step returns the items it did. */
   readonly periodicWork?: readonly { name: string; intervalMs: number; step(): Promise<number> }[];
   /** Called in the platform database transaction that changed a register's time zone, after the
-   * change (the PostgreSQL store rebuilds its daily rollups there; optional). */
+   * change (the PostgreSQL store rebuilds its daily pieces there; optional). */
   timeZoneChanged?(tx: Queryable, registerId: number): Promise<void>;
   close(): Promise<void>;
 }

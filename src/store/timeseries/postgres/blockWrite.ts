@@ -3,13 +3,14 @@
 // (register, day) order), merged here with the batch's readings and updated in place: an
 // incoming reading whose value or resolution differs replaces the stored one, whose version goes
 // to the block's history (src/shared/readings/versions.ts); one posted again unchanged keeps its
-// version. The batch's other blocks are inserted by one binary COPY. The rollups travel in the
+// version. The batch's other blocks are inserted by one binary COPY. The daily pieces travel in the
 // same rows, so no committed batch is ever visible without them.
 //
 // recordedAt (a reading's updatedAt) is one instant per batch. Unless the caller set it, it is
-// raised above the latest recordedAt of the blocks it locked when a clock (this process's or
-// another's) is behind, so a version is always superseded by a later one, in commit order; and
-// never below what this process gave a batch committed before (highWater).
+// taken once the write holds its locks, a few milliseconds before it commits, and raised above the
+// latest recordedAt of the blocks it locked when a clock (this process's or another's) is behind,
+// so a version is always superseded by a later one, in commit order; and never below what this
+// process gave a batch committed before (highWater).
 //
 // Concurrent writers of the same blocks: a writer waiting for a block another has locked gets the
 // block as that one committed it (an UPDATE keeps the row, so PostgreSQL hands the waiter the new
@@ -22,26 +23,27 @@
 // attempt (blocks by (register, day), then inserts by (register, day)) and an attempt holds no
 // insert while it waits for a lock, so writers do not deadlock among themselves.
 //
-// The daily rollups of each block (`days`, local midnights of its register's zone: blockDays.ts)
-// are filled in here, the zones read FOR SHARE first so that a zone change never interleaves
-// with the write.
+// The daily pieces of each block (`days`, local midnights of its register's zone: blockDays.ts)
+// are computed here from its readings, the zones read FOR SHARE first so that a zone change never
+// interleaves with the write; the rows are assembled here (the worker encoded only `data`).
 import { copyIn } from '../../copyIn.ts';
 import { withTransaction, type Pool, type PoolClient } from '../../database.ts';
 import { sqlState } from '../../retry.ts';
+import { ByteWriter, decimalDigits } from '../../../shared/readings/codec.ts';
+import { COPY_HEADER, COPY_TRAILER } from '../../../shared/readings/pgCopy.ts';
 import {
   BLOCK_COPY_COLUMNS,
-  blockRowColumns,
+  blockData,
   decodeData,
-  encodeBlockRow,
   encodeBlocks,
-  fillBlockRegisterIds,
-  fillRowDays,
+  encodeData,
+  encodeDays,
   mergeReadings,
-  rowData,
+  setRecordedAt,
+  writeBlockRow,
   type BlockReadings,
   type EncodedBlocks,
 } from '../../../shared/readings/blocks.ts';
-import { COPY_HEADER, COPY_TRAILER } from '../../../shared/readings/pgCopy.ts';
 import { correct, decodeHistory, encodeHistory, historyMin } from '../../../shared/readings/versions.ts';
 import type { ReadingRows } from '../types.ts';
 import { dayCuts, lockedZones, type DayCuts } from './blockDays.ts';
@@ -58,17 +60,21 @@ const STORED_SQL = `WITH locked AS (
   SELECT register_id AS id, max(updated_max) AS latest,
     string_agg(int4send(day) || int4send(length(data)) || data || int4send(coalesce(length(history), 0)) || coalesce(history, ''::bytea), ''::bytea ORDER BY day) AS blob
   FROM locked GROUP BY register_id`;
-/** Stored blocks written again in place (locked by STORED_SQL in this transaction). */
-const UPDATE_SQL = `UPDATE reading_blocks b SET n = u.n, updated_max = u.updated_max, data = u.data, hours = u.hours, extents = u.extents, days = u.days,
-    history = u.history, history_min = u.history_min
-  FROM unnest($1::int[], $2::int[], $3::int[], $4::float8[], $5::bytea[], $6::bytea[], $7::bytea[], $8::bytea[], $9::bytea[], $10::float8[])
-    AS u(id, day, n, updated_max, data, hours, extents, days, history, history_min)
+/** Stored blocks written again in place (locked by STORED_SQL in this transaction); the key is
+ * unchanged and no indexed column but history_min (BRIN, summarizing), so the update can stay
+ * on its page (HOT). */
+const UPDATE_SQL = `UPDATE reading_blocks b SET n = u.n, updated_max = u.updated_max, data = u.data, days = u.days, history = u.history, history_min = u.history_min
+  FROM unnest($1::int[], $2::int[], $3::int[], $4::float8[], $5::bytea[], $6::bytea[], $7::bytea[], $8::float8[])
+    AS u(id, day, n, updated_max, data, days, history, history_min)
   WHERE b.register_id = u.id AND b.day = u.day`;
 
 /** One binary COPY of the blocks' rows. */
-const writeCopy = (client: PoolClient, pieces: readonly Uint8Array[]) => copyIn(client, COPY_SQL, pieces, COPY_CHUNK);
+const writeCopy = (client: PoolClient, payload: Uint8Array) => copyIn(client, COPY_SQL, [payload], COPY_CHUNK);
 
 const key = (id: number, day: number) => `${id}:${day}`;
+/** `days` of a block whose register's zone PostgreSQL does not know: not computed. */
+const NO_DAYS = Uint8Array.of(0);
+const buffer = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
 
 interface StoredData {
   id: number;
@@ -94,20 +100,16 @@ function storedBlocks(rows: readonly { id: number; blob: Buffer }[]): StoredData
 
 /** Rows of stored blocks to update (UPDATE_SQL's columns). */
 class Updates {
-  readonly columns: [number[], number[], number[], number[], Buffer[], Buffer[], Buffer[], Buffer[], (Buffer | null)[], (number | null)[]] = [[], [], [], [], [], [], [], [], [], []];
+  readonly columns: [number[], number[], number[], number[], Buffer[], Buffer[], (Buffer | null)[], (number | null)[]] = [[], [], [], [], [], [], [], []];
 
-  add(id: number, day: number, row: Uint8Array, rowStart: number, history: Uint8Array | null, historyMin: number | null): void {
-    const c = blockRowColumns(row, rowStart);
-    const buffer = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
-    const [ids, days, ns, updated, data, hours, extents, daily, histories, mins] = this.columns;
+  add(id: number, day: number, n: number, updatedMax: number, data: Uint8Array, days: Uint8Array, history: Uint8Array | null, historyMin: number | null): void {
+    const [ids, dayList, ns, updated, datas, daily, histories, mins] = this.columns;
     ids.push(id);
-    days.push(day);
-    ns.push(c.n);
-    updated.push(c.updatedMax);
-    data.push(buffer(c.data));
-    hours.push(buffer(c.hours));
-    extents.push(buffer(c.extents));
-    daily.push(buffer(c.days));
+    dayList.push(day);
+    ns.push(n);
+    updated.push(updatedMax);
+    datas.push(buffer(data));
+    daily.push(buffer(days));
     histories.push(history && buffer(history));
     mins.push(historyMin);
   }
@@ -117,109 +119,87 @@ class Updates {
   }
 }
 
-/** The batch with `stored` blocks merged in (and blocks of one register named by two series of
- * the batch merged in batch order): stored blocks that changed as updates, the others as COPY pieces. */
-function mergedWrites(blocks: EncodedBlocks, ids: Int32Array, days: Int32Array, stored: readonly StoredData[], cuts: DayCuts): { updates: Updates; pieces: Uint8Array[] } {
-  const storedByKey = new Map<string, StoredData>();
-  for (const s of stored) storedByKey.set(key(s.id, s.day), s);
-  // The batch's readings per block (blocks named twice merged, the later winning).
-  const incoming = new Map<string, BlockReadings>();
-  const single = new Map<string, number>();
-  const twice = new Set<string>();
-  for (let k = 0; k < ids.length; k += 1) {
-    const kk = key(ids[k]!, days[k]!);
-    const before = incoming.get(kk);
-    if (before || single.has(kk)) twice.add(kk);
-    const mine = before || storedByKey.has(kk) || single.has(kk) ? decodeData(rowData(blocks, k), days[k]!) : undefined;
-    if (single.has(kk)) {
-      incoming.set(kk, mergeReadings(decodeData(rowData(blocks, single.get(kk)!), days[k]!), mine!));
-      single.delete(kk);
-    } else if (before) incoming.set(kk, mergeReadings(before, mine!));
-    else if (mine && storedByKey.has(kk)) incoming.set(kk, mine);
-    else single.set(kk, k);
-  }
-  const updates = new Updates();
-  const pieces: Uint8Array[] = [COPY_HEADER];
-  const written = new Set<string>();
-  const encoded = (id: number, day: number, r: BlockReadings) => {
-    const row = encodeBlockRow(id, day, r);
-    const c = cuts(id, day);
-    if (c) fillRowDays(row, 0, c);
-    return row;
-  };
-  for (let k = 0; k < ids.length; k += 1) {
-    const kk = key(ids[k]!, days[k]!);
-    if (written.has(kk)) continue;
-    written.add(kk);
-    const id = ids[k]!;
-    const day = days[k]!;
-    // A block of the batch's own that nothing merges into: as the worker encoded it.
-    if (single.has(kk)) {
-      pieces.push(blocks.copy.subarray(blocks.rowStarts[k]!, blocks.rowStarts[k + 1]!));
-      continue;
-    }
-    const readings = incoming.get(kk)!;
-    const s = storedByKey.get(kk);
-    if (!s) {
-      pieces.push(encoded(id, day, readings));
-      continue;
-    }
-    const before = decodeData(s.data, day);
-    const c = correct(before, decodeHistory(s.history, day), readings);
-    if (!c.changed) continue;
-    const history = c.superseded > 0 ? encodeHistory(day, c.history) : s.history;
-    const min = c.superseded > 0 ? historyMin(c.history) : historyMin(decodeHistory(s.history, day));
-    // Every stored reading replaced and the batch named the block once: the worker's row is it.
-    const asEncoded = c.superseded === before.times.length && c.current.times.length === readings.times.length && !twice.has(kk);
-    if (asEncoded) updates.add(id, day, blocks.copy, blocks.rowStarts[k]!, history, min);
-    else updates.add(id, day, encoded(id, day, c.current), 0, history, min);
-  }
-  pieces.push(COPY_TRAILER);
-  return { updates, pieces: pieces.length > 2 ? pieces : [] };
+function latestOf(r: BlockReadings): number {
+  let latest = -Infinity;
+  for (let i = 0; i < r.updatedAt.length; i += 1) if (r.updatedAt[i]! > latest) latest = r.updatedAt[i]!;
+  return latest;
 }
 
-/** The blocks again with every reading's recordedAt set to `recordedAt` (rare: a clock behind). */
-function withRecordedAt(blocks: EncodedBlocks, recordedAt: number): EncodedBlocks {
-  const rows: Uint8Array[] = [];
-  let size = COPY_HEADER.length + 2;
-  for (let k = 0; k < blocks.blockDays.length; k += 1) {
-    const r = decodeData(rowData(blocks, k), blocks.blockDays[k]!);
-    r.updatedAt.fill(recordedAt);
-    const view = new DataView(blocks.copy.buffer, blocks.copy.byteOffset, blocks.copy.byteLength);
-    const row = encodeBlockRow(view.getInt32(blocks.rowStarts[k]! + 6), blocks.blockDays[k]!, r);
-    rows.push(row);
-    size += row.length;
+/** The batch's writes: blocks nothing is stored for as COPY rows, stored blocks that changed as
+ * updates (their readings corrected, the superseded versions added to their history), blocks of
+ * one register named by two series of the batch merged in batch order. */
+async function batchWrites(blocks: EncodedBlocks, ids: Int32Array, days: Int32Array, stored: readonly StoredData[], cuts: DayCuts, recordedAt: number): Promise<{ updates: Updates; copy: Uint8Array | undefined }> {
+  const storedByKey = new Map<string, StoredData>();
+  for (const s of stored) storedByKey.set(key(s.id, s.day), s);
+  const count = ids.length;
+  // Blocks named more than once, merged in batch order (the later reading wins).
+  const first = new Map<string, number>();
+  const merged = new Map<string, BlockReadings>();
+  for (let k = 0; k < count; k += 1) {
+    const kk = key(ids[k]!, days[k]!);
+    const at = first.get(kk);
+    if (at === undefined) first.set(kk, k);
+    else merged.set(kk, mergeReadings(merged.get(kk) ?? decodeData(blockData(blocks, at), days[k]!), decodeData(blockData(blocks, k), days[k]!)));
   }
-  const copy = new Uint8Array(size);
-  copy.set(COPY_HEADER, 0);
-  const rowStarts = new Int32Array(rows.length + 1);
-  let at = COPY_HEADER.length;
-  rows.forEach((row, k) => {
-    rowStarts[k] = at;
-    copy.set(row, at);
-    at += row.length;
-  });
-  rowStarts[rows.length] = at;
-  copy.set(COPY_TRAILER, at);
-  return { copy, rowStarts, blockSeries: blocks.blockSeries, blockDays: blocks.blockDays };
+  const updates = new Updates();
+  let rows = 0;
+  const w = new ByteWriter(COPY_HEADER.length + blocks.data.length + 64 * count);
+  w.bytes.set(COPY_HEADER, 0);
+  w.at = COPY_HEADER.length;
+  {
+    for (let k = 0; k < count; k += 1) {
+      // ~1 ms of work per 1,000 blocks: let other requests in between (a 1M POST is ~10,000).
+      if (k % 1000 === 999) await new Promise((resolve) => setImmediate(resolve));
+      const id = ids[k]!;
+      const day = days[k]!;
+      const kk = key(id, day);
+      if (first.get(kk) !== k) continue;
+      // No zone PostgreSQL knows: no pieces (k = 0), the readings answer.
+      const c = cuts(id, day);
+      const s = storedByKey.get(kk);
+      const twice = merged.get(kk);
+      if (!s && !twice) {
+        // The batch's own block as the worker encoded it: only its daily pieces to add.
+        const data = blockData(blocks, k);
+        const r = decodeData(data, day);
+        writeBlockRow(w, recordedAt, null, id, day, blocks.counts[k]!, data, c ? encodeDays(day, r, r.digits, c, recordedAt) : NO_DAYS, null);
+        rows += 1;
+        continue;
+      }
+      const incoming = twice ?? decodeData(blockData(blocks, k), day);
+      if (!s) {
+        const data = encodeData(day, incoming.times, incoming.values, incoming.resolutions, recordedAt, 0, incoming.times.length);
+        writeBlockRow(w, recordedAt, null, id, day, incoming.times.length, data, c ? encodeDays(day, incoming, decimalDigits(incoming.values, 0, incoming.values.length), c, recordedAt) : NO_DAYS, null);
+        rows += 1;
+        continue;
+      }
+      const history = decodeHistory(s.history, day);
+      const corrected = correct(decodeData(s.data, day), history, incoming);
+      if (!corrected.changed) continue;
+      const r = corrected.current;
+      const latest = latestOf(r);
+      const data = encodeData(day, r.times, r.values, r.resolutions, r.updatedAt, 0, r.times.length);
+      const h = corrected.superseded > 0 ? corrected.history : history;
+      updates.add(id, day, r.times.length, latest, data, c ? encodeDays(day, r, decimalDigits(r.values, 0, r.values.length), c, latest) : NO_DAYS, corrected.superseded > 0 ? encodeHistory(day, h) : s.history, historyMin(h));
+    }
+  }
+  w.ensure(COPY_TRAILER.length);
+  w.bytes.set(COPY_TRAILER, w.at);
+  w.at += COPY_TRAILER.length;
+  return { updates, copy: rows > 0 ? w.bytes.subarray(0, w.at) : undefined };
 }
 
 /**
- * Writes encoded blocks (register ids still 0) of series with these register ids, atomically.
- * `recordedAt` is what the blocks were encoded with; `clock`: it is this process's clock, and may
- * be raised above the blocks' latest recordedAt (false: the caller chose it).
+ * Writes encoded blocks of series with these register ids, atomically. `recordedAt` is what the
+ * blocks were encoded with; `clock`: it is this process's clock, and is taken again once the
+ * write holds its locks (false: the caller chose it, and it is kept).
  */
-export async function writeBlocks(pool: Pool, encoded: EncodedBlocks, registerIds: ArrayLike<number>, recordedAt: number, clock: boolean): Promise<void> {
-  let blocks = encoded;
+export async function writeBlocks(pool: Pool, blocks: EncodedBlocks, registerIds: ArrayLike<number>, recordedAt: number, clock: boolean): Promise<void> {
   const count = blocks.blockSeries.length;
   if (count === 0) return;
-  fillBlockRegisterIds(blocks, registerIds);
   const ids = new Int32Array(count);
   for (let k = 0; k < count; k += 1) ids[k] = registerIds[blocks.blockSeries[k]!]!;
   const days = blocks.blockDays;
-  const distinct = new Set<string>();
-  for (let k = 0; k < count; k += 1) distinct.add(key(ids[k]!, days[k]!));
-  const duplicates = distinct.size < count;
   const idList = Array.from(ids);
   const dayList = Array.from(days);
   let firstDay = Infinity;
@@ -228,35 +208,23 @@ export async function writeBlocks(pool: Pool, encoded: EncodedBlocks, registerId
     if (day < firstDay) firstDay = day;
     if (day > lastDay) lastDay = day;
   }
+  let encodedWith = recordedAt;
   await withTransaction(pool, async (client) => {
     const cuts = await dayCuts(client, await lockedZones(client, [...new Set(idList)]), firstDay, lastDay);
-    const fillDays = async () => {
-      for (let k = 0; k < count; k += 1) {
-        const c = cuts(ids[k]!, days[k]!);
-        if (c) fillRowDays(blocks.copy, blocks.rowStarts[k]!, c);
-        // ~1 ms of work per 1,000 blocks: let other requests in between (a 1M POST is ~10,000).
-        if (k % 1000 === 999) await new Promise((resolve) => setImmediate(resolve));
-      }
-    };
-    await fillDays();
     // Attempts until one finds no block created by another writer since it looked (see the header).
     for (;;) {
       await client.query('SAVEPOINT flex_blocks');
       try {
         const { rows } = await client.query<{ id: number; blob: Buffer; latest: number }>(STORED_SQL, [idList, dayList]);
-        const stored = storedBlocks(rows);
         const latest = rows.reduce((m, r) => Math.max(m, r.latest), -Infinity);
-        if (clock && (latest >= recordedAt || highWater > recordedAt)) {
-          recordedAt = Math.max(latest + 1, highWater);
-          blocks = withRecordedAt(blocks, recordedAt);
-          await fillDays();
+        if (clock) recordedAt = Math.max(Date.now(), latest + 1, highWater);
+        if (recordedAt !== encodedWith) {
+          setRecordedAt(blocks, recordedAt);
+          encodedWith = recordedAt;
         }
-        if (stored.length === 0 && !duplicates) await writeCopy(client, [blocks.copy]);
-        else {
-          const { updates, pieces } = mergedWrites(blocks, ids, days, stored, cuts);
-          if (updates.size > 0) await client.query(UPDATE_SQL, updates.columns);
-          if (pieces.length > 0) await writeCopy(client, pieces);
-        }
+        const { updates, copy } = await batchWrites(blocks, ids, days, storedBlocks(rows), cuts, recordedAt);
+        if (updates.size > 0) await client.query(UPDATE_SQL, updates.columns);
+        if (copy) await writeCopy(client, copy);
         await client.query('RELEASE SAVEPOINT flex_blocks');
         break;
       } catch (err) {

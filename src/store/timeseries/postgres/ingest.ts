@@ -1,7 +1,7 @@
 // A POST /api/readings body into PostgreSQL: a worker parses, validates, groups and sorts it and
-// builds its register-day blocks with their rollups, encoded as binary COPY rows
-// (src/shared/readings/blocks.ts); the resolver names its registers; blockWrite.ts stores the
-// blocks in one transaction. Nothing is stored unless everything is valid and every series resolved.
+// encodes its register-day blocks' readings (src/shared/readings/blocks.ts, codec.ts); the
+// resolver names its registers; blockWrite.ts adds the daily pieces and stores the blocks in one
+// transaction. Nothing is stored unless everything is valid and every series resolved.
 import type { Pool } from '../../database.ts';
 import type { WorkerPool } from '../../../workerPool.ts';
 import { bodyBytes, parseBody, refused } from '../parseBody.ts';

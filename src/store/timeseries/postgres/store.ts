@@ -1,16 +1,18 @@
-// The PostgreSQL time-series store (default). Readings live in register-day blocks with hourly
-// rollups (table `reading_blocks`, src/store/migrations/004_reading_blocks.sql; format and
-// reasons in src/shared/readings/blocks.ts and docs/meter-data.md):
-//   writes: ingest.ts (bodies: blocks built in a worker) and blockWrite.ts (one transaction,
-//   corrections merged into the blocks they touch);
-//   reads: blockRead.ts (blocks, split over several connections when large), aggregated by
-//   src/shared/readings/aggregate.ts (rollups where they answer, on the event loop: ≤ 24 slots a
-//   block; readings where they do not, in the worker pool: aggregateTask.ts);
-//   JSON by ../readingJson.ts; rows of the former row table converted at start (convertRows.ts);
-//   daily rollups per register zone (blockDays.ts): on write, on a zone change, at start.
+// The PostgreSQL time-series store (default). Readings live in register-day blocks, compact
+// (table `reading_blocks`, src/store/migrations/010_reading_blocks_compact.sql; format and
+// reasons in src/shared/readings/blocks.ts, codec.ts and docs/meter-data.md), with the versions
+// they superseded (src/shared/readings/versions.ts):
+//   writes: ingest.ts (bodies: blocks encoded in a worker) and blockWrite.ts (one transaction,
+//   corrections merged into the blocks they touch, superseded versions kept);
+//   reads: blockRead.ts (blocks, split over several connections when large; asOf rebuilds blocks
+//   written since), aggregated by src/shared/readings/aggregate.ts (daily pieces where they
+//   answer local days, the readings otherwise; on the event loop when small, in the worker pool
+//   when large: aggregateTask.ts);
+//   JSON by ../readingJson.ts; former layouts converted at start (convertRows.ts, convertBlocks.ts);
+//   daily pieces per register zone (blockDays.ts): on write, on a zone change, on conversion.
 import { withTransaction, type Pool, type Queryable } from '../../database.ts';
 import type { WorkerPool } from '../../../workerPool.ts';
-import { aggregateBlocks, daysMissing, rawNeeded, readingsOfBlocks, type Bucketing } from '../../../shared/readings/aggregate.ts';
+import { aggregateBlocks, daysMissing, readingsOfBlocks, type Bucketing } from '../../../shared/readings/aggregate.ts';
 import type { AggregateTask } from '../../../shared/readings/contract.ts';
 import { decodeData, dayOf } from '../../../shared/readings/blocks.ts';
 import { FOREVER, type Retention } from '../../../shared/readings/retention.ts';
@@ -41,6 +43,10 @@ const PURGE_BATCH = 500;
 /** Batches one purge step takes at most (the rest waits for the next step). */
 const PURGE_BATCHES = 20;
 const PURGE_INTERVAL_MS = 600_000;
+
+/** Blocks of up to this many bytes of data are aggregated on the event loop (a register-year of
+ * quarter hours is ~40 kB, decoded in ~1 ms); more go to the worker pool. */
+const MAIN_THREAD_BYTES = 256 * 1024;
 
 const EMPTY = { timestamps: new Float64Array(0), values: new Float64Array(0), resolutions: new Int32Array(0), updatedAt: new Float64Array(0) };
 
@@ -97,30 +103,29 @@ export class PostgresTimeSeriesStore implements TimeSeriesStore {
   async bucketSeries(q: BucketQuery): Promise<Series[]> {
     const ids = q.registers.map((r) => r.id);
     const days = q.resolutionSeconds === 86400;
-    // Hourly rollups answer buckets of whole hours; other lengths aggregate the readings.
-    const rollups = days || q.resolutionSeconds % 3600 === 0;
     const [blocks, zones] = await Promise.all([
-      fetchBlocks(this.pool, ids, q.start, q.end, days ? 'days' : rollups ? 'hours' : 'data', this.queryParts, q.asOf),
+      fetchBlocks(this.pool, ids, q.start, q.end, days ? 'days' : 'data', this.queryParts, q.asOf),
       days ? localDays(this.pool, [...new Set(q.registers.map((r) => r.timeZone))], q.start, q.end) : undefined,
     ]);
     const bucketing = (tz: string): Bucketing => (zones ? { kind: 'days', ...zones.get(tz)! } : { kind: 'epoch', ms: q.resolutionSeconds * 1000 });
-    if (rollups) {
+    if (days) {
+      // Local days: blocks whose daily pieces do not fit get their data.
       const missing: BlockRow[] = [];
       for (const r of q.registers) {
         const list = blocks.get(r.id) ?? [];
-        // Local days: blocks whose daily pieces do not fit get their hours and data.
-        const needed = days ? daysMissing(list, bucketing(r.timeZone), q.start, q.end) : rawNeeded(list, bucketing(r.timeZone), q.start, q.end);
-        for (const i of needed) missing.push(list[i]!);
+        for (const i of daysMissing(list, bucketing(r.timeZone), q.start, q.end)) missing.push(list[i]!);
       }
-      await fillData(this.pool, missing, days);
-      // 24 slots per block at most: cheap enough for the event loop.
+      await fillData(this.pool, missing, q.asOf);
+    }
+    let bytes = 0;
+    for (const list of blocks.values()) for (const b of list) bytes += b.data?.length ?? (b.readings ? 16 * b.readings.times.length : 0);
+    if (bytes <= MAIN_THREAD_BYTES)
       return q.registers.map((r) => {
         const list = blocks.get(r.id);
         if (!list) return { registerId: r.id, ...EMPTY };
         return { registerId: r.id, ...aggregateBlocks(list, r.aggregate === 'sum', bucketing(r.timeZone), q.start, q.end) };
       });
-    }
-    // Every reading decoded: in the worker pool.
+    // Many readings to decode: in the worker pool, off the event loop.
     const task: AggregateTask = { registers: q.registers.map((r) => ({ blocks: blocks.get(r.id) ?? [], summed: r.aggregate === 'sum', bucketing: bucketing(r.timeZone) })), start: q.start, end: q.end };
     const columns = await this.workers.run('readings/aggregateTask', task);
     return q.registers.map((r, k) => ({ registerId: r.id, ...columns[k]! }));
