@@ -61,7 +61,10 @@ function isoSeconds(ms: number): string {
 }
 
 /** {"meters":[{"id":…,"registers":[{"id":…,"values":[{"timestamp":…,"value":…,"resolution":900},…]}]}]} */
-export function readingsBody(meters: readonly BenchMeter[], startMs: number, count: number): Buffer {
+/** Reading i of register r (by position in the fleet): valueOf unless the caller says otherwise. */
+export type ValueOf = (r: number, i: number) => number;
+
+export function readingsBody(meters: readonly BenchMeter[], startMs: number, count: number, value: ValueOf = valueOf): Buffer {
   const stamps = Array.from({ length: count }, (_, i) => `{"timestamp":"${isoSeconds(startMs + i * STEP_SECONDS * 1000)}","value":`);
   const parts: string[] = [];
   let r = 0;
@@ -69,7 +72,7 @@ export function readingsBody(meters: readonly BenchMeter[], startMs: number, cou
     const registers: string[] = [];
     for (const register of meter.registers) {
       const values = new Array<string>(count);
-      for (let i = 0; i < count; i += 1) values[i] = `${stamps[i]}${valueOf(r, i)},"resolution":${STEP_SECONDS}}`;
+      for (let i = 0; i < count; i += 1) values[i] = `${stamps[i]}${value(r, i)},"resolution":${STEP_SECONDS}}`;
       registers.push(`{"id":${JSON.stringify(register.externalId)},"values":[${values.join(',')}]}`);
       r += 1;
     }
@@ -79,14 +82,14 @@ export function readingsBody(meters: readonly BenchMeter[], startMs: number, cou
 }
 
 /** The same rows as a PostgreSQL CSV COPY file (register_id, ts, value, resolution, updated_at). */
-export function writeCopyCsv(file: string, registerIds: readonly number[], startMs: number, count: number, updatedAtMs: number): void {
+export function writeCopyCsv(file: string, registerIds: readonly number[], startMs: number, count: number, updatedAtMs: number, value: ValueOf = valueOf): void {
   const stamps = Array.from({ length: count }, (_, i) => `${new Date(startMs + i * STEP_SECONDS * 1000).toISOString().replace('T', ' ').slice(0, 19)}+00`);
   const updated = `${new Date(updatedAtMs).toISOString().replace('T', ' ').replace('Z', '')}+00`;
   const fd = fs.openSync(file, 'w');
   try {
     registerIds.forEach((id, r) => {
       const lines = new Array<string>(count);
-      for (let i = 0; i < count; i += 1) lines[i] = `${id},${stamps[i]},${valueOf(r, i)},${STEP_SECONDS},${updated}\n`;
+      for (let i = 0; i < count; i += 1) lines[i] = `${id},${stamps[i]},${value(r, i)},${STEP_SECONDS},${updated}\n`;
       fs.writeSync(fd, lines.join(''));
     });
   } finally {
@@ -95,7 +98,7 @@ export function writeCopyCsv(file: string, registerIds: readonly number[], start
 }
 
 /** The same rows in PostgreSQL's binary COPY format, encoded exactly as the ingest worker does. */
-export function copyBinary(registerIds: readonly number[], startMs: number, count: number, updatedAtMs: number): Buffer {
+export function copyBinary(registerIds: readonly number[], startMs: number, count: number, updatedAtMs: number, value: ValueOf = valueOf): Buffer {
   const n = registerIds.length * count;
   const timestamps = new Float64Array(n);
   const values = new Float64Array(n);
@@ -105,7 +108,7 @@ export function copyBinary(registerIds: readonly number[], startMs: number, coun
     offsets[r] = r * count;
     for (let i = 0; i < count; i += 1) {
       timestamps[r * count + i] = startMs + i * STEP_SECONDS * 1000;
-      values[r * count + i] = valueOf(r, i);
+      values[r * count + i] = value(r, i);
     }
   }
   offsets[registerIds.length] = n;
@@ -116,14 +119,14 @@ export function copyBinary(registerIds: readonly number[], startMs: number, coun
 
 /** InfluxDB line protocol, `batchLines` lines per request body:
  *   reading,register=<externalId> value=<v>,resolution=900i <unix seconds> */
-export function lineProtocolBatches(registers: readonly { externalId: string }[], startMs: number, count: number, batchLines: number): string[] {
+export function lineProtocolBatches(registers: readonly { externalId: string }[], startMs: number, count: number, batchLines: number, value: ValueOf = valueOf, measurement = 'reading'): string[] {
   const seconds = Array.from({ length: count }, (_, i) => String(startMs / 1000 + i * STEP_SECONDS));
   const batches: string[] = [];
   let lines: string[] = [];
   registers.forEach((register, r) => {
-    const prefix = `reading,register=${register.externalId} value=`;
+    const prefix = `${measurement},register=${register.externalId} value=`;
     for (let i = 0; i < count; i += 1) {
-      lines.push(`${prefix}${valueOf(r, i)},resolution=${STEP_SECONDS}i ${seconds[i]}`);
+      lines.push(`${prefix}${value(r, i)},resolution=${STEP_SECONDS}i ${seconds[i]}`);
       if (lines.length === batchLines) {
         batches.push(lines.join('\n'));
         lines = [];

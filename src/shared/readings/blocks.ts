@@ -116,6 +116,10 @@ export function encodeDays(day: number, r: BlockReadings, digits: number, cuts: 
     if (u > latest[p]!) latest[p] = u;
     if (u !== updatedMax) same = false;
   }
+  return daysBytes(k, counts, sums, latest, same, digits, cuts);
+}
+
+function daysBytes(k: number, counts: readonly number[], sums: readonly number[], latest: readonly number[], same: boolean, digits: number, cuts: ArrayLike<number>): Uint8Array {
   const w = new ByteWriter(4 + 22 * k);
   w.u8(k | (same ? SAME_LATEST : 0) | ((digits + 1) << 2));
   for (let q = 0; q < k; q += 1) {
@@ -126,6 +130,45 @@ export function encodeDays(day: number, r: BlockReadings, digits: number, cuts: 
     if (!same) w.f64(counts[q]! > 0 ? latest[q]! : 0);
   }
   return w.result();
+}
+
+/**
+ * The `days` of block k of a body's blocks (one recordedAt: `recordedAt`) from the hourly sums the
+ * worker kept (hourCounts, hourSums), without decoding it: a local midnight on a whole hour cuts
+ * between hours; one at a 30- or 45-minute offset cuts an hour, whose readings are then decoded.
+ */
+export function encodeDaysFromHours(blocks: EncodedBlocks, k: number, cuts: ArrayLike<number>, recordedAt: number): Uint8Array {
+  const pieces = cuts.length + 1;
+  if (pieces > MAX_DAY_PIECES) return Uint8Array.of(0);
+  const day = blocks.blockDays[k]!;
+  const digits = blocks.sumDigits[k]!;
+  const counts = [0, 0, 0];
+  const sums = [0, 0, 0];
+  let readings: (BlockReadings & { digits: number }) | undefined;
+  const scale = digits >= 0 ? 10 ** digits : 1;
+  let p = 0;
+  for (let h = 0; h < 24; h += 1) {
+    const n = blocks.hourCounts[24 * k + h]!;
+    if (n === 0) continue;
+    const h0 = h * HOUR_MS;
+    while (p < cuts.length && cuts[p]! <= h0) p += 1;
+    if (p < cuts.length && cuts[p]! < h0 + HOUR_MS) {
+      // A midnight inside this hour: its readings, one by one.
+      readings ??= decodeData(blockData(blocks, k), day);
+      const base = day * DAY_MS;
+      for (let i = 0; i < readings.times.length; i += 1) {
+        const offset = readings.times[i]! - base;
+        if (offset < h0 || offset >= h0 + HOUR_MS) continue;
+        const q = offset >= cuts[p]! ? p + 1 : p;
+        counts[q] = counts[q]! + 1;
+        sums[q] = sums[q]! + (digits >= 0 ? Math.round(readings.values[i]! * scale) : readings.values[i]!);
+      }
+      continue;
+    }
+    counts[p] = counts[p]! + n;
+    sums[p] = sums[p]! + blocks.hourSums[24 * k + h]!;
+  }
+  return daysBytes(pieces, counts, sums, [recordedAt, recordedAt, recordedAt], true, digits, cuts);
 }
 
 /** A block's daily pieces as read: piece p covers [starts[p], starts[p + 1]) (UTC ms; the last
@@ -208,6 +251,11 @@ export interface EncodedBlocks {
   counts: Int32Array;
   blockSeries: Int32Array;
   blockDays: Int32Array;
+  /** Per block and UTC hour (24 k + h): readings, and their sum — scaled by 10^sumDigits[k]
+   * (exact) or, where sumDigits[k] is -1, a double. The daily pieces are made of these. */
+  hourCounts: Int32Array;
+  hourSums: Float64Array;
+  sumDigits: Int8Array;
 }
 
 /** The `data` of block k (a view). */
@@ -244,6 +292,9 @@ export function encodeBlocks(offsets: Int32Array, times: Float64Array, values: F
   const counts = new Int32Array(blocks);
   const blockSeries = new Int32Array(blocks);
   const blockDays = new Int32Array(blocks);
+  const hourCounts = new Int32Array(24 * blocks);
+  const hourSums = new Float64Array(24 * blocks);
+  const sumDigits = new Int8Array(blocks);
   let k = 0;
   for (let s = 0; s < series; s += 1) {
     const end = offsets[s + 1]!;
@@ -256,14 +307,31 @@ export function encodeBlocks(offsets: Int32Array, times: Float64Array, values: F
       counts[k] = j - i;
       blockSeries[k] = s;
       blockDays[k] = day;
-      encodeColumns(w, day, times, values, resolutions, recordedAt, i, j);
+      let digits = encodeColumns(w, day, times, values, resolutions, recordedAt, i, j);
+      // Hourly sums for the daily pieces: scaled to whole numbers (exact) while they stay below 2^53.
+      let scale = digits >= 0 ? 10 ** digits : 1;
+      if (digits >= 0) {
+        let most = 0;
+        for (let x = i; x < j; x += 1) most = Math.max(most, Math.abs(values[x]!));
+        if (most * scale * (j - i) >= EXACT) {
+          digits = -1;
+          scale = 1;
+        }
+      }
+      sumDigits[k] = digits;
+      const base = day * DAY_MS;
+      for (let x = i; x < j; x += 1) {
+        const slot = 24 * k + Math.floor((times[x]! - base) / HOUR_MS);
+        hourCounts[slot] = hourCounts[slot]! + 1;
+        hourSums[slot] = hourSums[slot]! + (digits >= 0 ? Math.round(values[x]! * scale) : values[x]!);
+      }
       k += 1;
       i = j;
     }
   }
   dataStarts[blocks] = w.at;
   // An exact-size copy: the worker transfers the buffer.
-  return { data: w.result(), dataStarts, counts, blockSeries, blockDays };
+  return { data: w.result(), dataStarts, counts, blockSeries, blockDays, hourCounts, hourSums, sumDigits };
 }
 
 /** The COPY payload (header, rows, trailer) of whole rows written by `fill`. */

@@ -208,7 +208,8 @@ function framesFit(values: ArrayLike<number>, from: number, to: number): boolean
   return true;
 }
 
-/** values[from, to) (safe integers, each frame spanning < 2^32) as frames of reference. */
+/** values[from, to) (safe integers, each frame spanning < 2^32) as frames of reference. Widths
+ * up to 24 bits are packed in int32 arithmetic (the common case; measured in the ingest profile). */
 function writeFrames(w: ByteWriter, values: ArrayLike<number>, from: number, to: number): void {
   for (let f = from; f < to; f += FRAME) {
     const end = Math.min(f + FRAME, to);
@@ -223,6 +224,25 @@ function writeFrames(w: ByteWriter, values: ArrayLike<number>, from: number, to:
     w.zigzag(min);
     w.u8(width);
     if (width === 0) continue;
+    if (width <= 24) {
+      w.ensure(Math.ceil(((end - f) * width) / 8) + 4);
+      const bytes = w.bytes;
+      let at = w.at;
+      let acc = 0;
+      let accBits = 0;
+      for (let i = f; i < end; i += 1) {
+        acc |= (values[i]! - min) << accBits;
+        accBits += width;
+        while (accBits >= 8) {
+          bytes[at++] = acc & 255;
+          acc >>>= 8;
+          accBits -= 8;
+        }
+      }
+      if (accBits > 0) bytes[at++] = acc & 255;
+      w.at = at;
+      continue;
+    }
     for (let i = f; i < end; i += 1) w.bits(values[i]! - min, width);
     w.flushBits();
   }
@@ -314,19 +334,26 @@ export function decimalDigits(values: ArrayLike<number>, from: number, to: numbe
   return digits;
 }
 
-/** The scaled integers (or undefined when they do not fit frames: then XOR). */
-function scaled(values: ArrayLike<number>, from: number, to: number, digits: number): Float64Array | undefined {
+/** Scratch for the scaled integers and their steps (one encoder at a time per thread). */
+let scratchK = new Float64Array(256);
+let scratchSteps = new Float64Array(256);
+
+/** The scaled integers in scratchK (false when they do not fit frames: then XOR). */
+function scaled(values: ArrayLike<number>, from: number, to: number, digits: number): boolean {
   const n = to - from;
-  const k = new Float64Array(n);
+  if (scratchK.length < n) {
+    scratchK = new Float64Array(2 * n);
+    scratchSteps = new Float64Array(2 * n);
+  }
+  const k = scratchK;
   const p = POW10[digits]!;
   for (let i = 0; i < n; i += 1) {
     k[i] = Math.round(values[from + i]! * p);
     // Bit for bit or not at all (decimalDigits checked each value at the digits it had then).
-    if (k[i]! / p !== values[from + i]) return undefined;
+    if (k[i]! / p !== values[from + i]) return false;
   }
-  const steps = new Float64Array(Math.max(n - 1, 0));
-  for (let i = 1; i < n; i += 1) steps[i - 1] = k[i]! - k[i - 1]!;
-  return framesFit(steps, 0, steps.length) ? k : undefined;
+  for (let i = 1; i < n; i += 1) scratchSteps[i - 1] = k[i]! - k[i - 1]!;
+  return framesFit(scratchSteps, 0, n - 1);
 }
 
 const f64 = new Float64Array(1);
@@ -446,19 +473,18 @@ function readXor(r: ByteReader, out: Float64Array): void {
   r.endBits();
 }
 
-function writeValues(w: ByteWriter, values: ArrayLike<number>, from: number, to: number): void {
+/** Writes the values; returns their decimal digits, or -1 (XOR). */
+function writeValues(w: ByteWriter, values: ArrayLike<number>, from: number, to: number): number {
   const digits = decimalDigits(values, from, to);
-  const k = digits >= 0 ? scaled(values, from, to, digits) : undefined;
-  if (!k) {
+  if (digits < 0 || !scaled(values, from, to, digits)) {
     w.u8(XOR);
     writeXor(w, values, from, to);
-    return;
+    return -1;
   }
   w.u8(digits);
-  w.zigzag(k[0]!);
-  const steps = new Float64Array(k.length - 1);
-  for (let i = 1; i < k.length; i += 1) steps[i - 1] = k[i]! - k[i - 1]!;
-  writeFrames(w, steps, 0, steps.length);
+  w.zigzag(scratchK[0]!);
+  writeFrames(w, scratchSteps, 0, to - from - 1);
+  return digits;
 }
 
 /** Reads the values; returns their decimal digits, or -1 (XOR). */
@@ -500,9 +526,13 @@ function writeTimes(w: ByteWriter, base: number, times: ArrayLike<number>, from:
   }
   w.varint(g);
   if (g === 0) return;
-  const q = new Float64Array(n - 1);
+  if (scratchSteps.length < n) {
+    scratchK = new Float64Array(2 * n);
+    scratchSteps = new Float64Array(2 * n);
+  }
+  const q = scratchSteps;
   for (let i = from + 1; i < to; i += 1) q[i - from - 1] = (times[i]! - times[i - 1]!) / g;
-  writeFrames(w, q, 0, q.length);
+  writeFrames(w, q, 0, n - 1);
 }
 
 function readTimes(r: ByteReader, base: number, out: Float64Array): void {
@@ -523,7 +553,8 @@ function readTimes(r: ByteReader, base: number, out: Float64Array): void {
 // ---- columns ----
 
 /** Encodes readings [from, to) of the columns (times in UTC day `day`); `kind` HISTORY when
- * they carry supersededAt. `recordedAt` may be one number for all. */
+ * they carry supersededAt. `recordedAt` may be one number for all. Returns the decimal digits
+ * of the values, or -1 (XOR). */
 export function encodeColumns(
   w: ByteWriter,
   day: number,
@@ -534,7 +565,7 @@ export function encodeColumns(
   from: number,
   to: number,
   supersededAt?: ArrayLike<number>,
-): void {
+): number {
   const n = to - from;
   w.u8(supersededAt ? HISTORY : DATA);
   w.varint(n);
@@ -547,9 +578,9 @@ export function encodeColumns(
   } else writeRuns(w, recordedAt, from, to, true);
   if (supersededAt) writeRuns(w, supersededAt, from, to, true);
   writeRuns(w, resolutions, from, to, false);
-  if (n === 0) return;
+  if (n === 0) return -1;
   writeTimes(w, day * 86_400_000, times, from, to);
-  writeValues(w, values, from, to);
+  return writeValues(w, values, from, to);
 }
 
 /** The byte offset of the single recordedAt (an f64) of DATA columns with one run, or -1. */
@@ -560,6 +591,42 @@ export function recordedAtOffset(bytes: Uint8Array): number {
   if (r.varint() !== 1) return -1;
   r.varint();
   return r.at;
+}
+
+/** Where the recordedAt runs of DATA columns end (what follows them is the readings without
+ * their recordedAt): two blocks with equal bytes from there hold the same readings. */
+export function afterRecordedAt(bytes: Uint8Array): number {
+  const r = new ByteReader(bytes);
+  if (r.u8() !== DATA) throw new RangeError('reading block columns are not DATA');
+  r.varint();
+  const runs = r.varint();
+  for (let k = 0; k < runs; k += 1) {
+    r.varint();
+    r.at += 8;
+  }
+  return r.at;
+}
+
+/** DATA columns as HISTORY columns, every reading superseded at `supersededAt` (a block whose
+ * readings were all replaced, without history yet): a copy with one run inserted, no decoding. */
+export function dataAsHistory(bytes: Uint8Array, supersededAt: number): Uint8Array {
+  const r = new ByteReader(bytes);
+  r.u8();
+  const n = r.varint();
+  const cut = afterRecordedAt(bytes);
+  const w = new ByteWriter(bytes.length + 16);
+  w.u8(HISTORY);
+  w.varint(n);
+  w.ensure(cut);
+  w.bytes.set(bytes.subarray(r.at, cut), w.at);
+  w.at += cut - r.at;
+  w.varint(1);
+  w.varint(n);
+  w.f64(supersededAt);
+  w.ensure(bytes.length - cut);
+  w.bytes.set(bytes.subarray(cut), w.at);
+  w.at += bytes.length - cut;
+  return w.result();
 }
 
 /** How many readings the columns hold, without decoding them. */

@@ -29,7 +29,7 @@
 import { copyIn } from '../../copyIn.ts';
 import { withTransaction, type Pool, type PoolClient } from '../../database.ts';
 import { sqlState } from '../../retry.ts';
-import { ByteWriter, decimalDigits } from '../../../shared/readings/codec.ts';
+import { ByteWriter, afterRecordedAt, dataAsHistory, decimalDigits } from '../../../shared/readings/codec.ts';
 import { COPY_HEADER, COPY_TRAILER } from '../../../shared/readings/pgCopy.ts';
 import {
   BLOCK_COPY_COLUMNS,
@@ -38,6 +38,7 @@ import {
   encodeBlocks,
   encodeData,
   encodeDays,
+  encodeDaysFromHours,
   mergeReadings,
   setRecordedAt,
   writeBlockRow,
@@ -119,6 +120,16 @@ class Updates {
   }
 }
 
+/** Whether `incoming` has the times of `stored` and changes every one of them. */
+function replacesAll(stored: BlockReadings, incoming: BlockReadings): boolean {
+  if (stored.times.length !== incoming.times.length) return false;
+  for (let i = 0; i < stored.times.length; i += 1) {
+    if (stored.times[i] !== incoming.times[i]) return false;
+    if (Object.is(stored.values[i], incoming.values[i]) && stored.resolutions[i] === incoming.resolutions[i]) return false;
+  }
+  return true;
+}
+
 function latestOf(r: BlockReadings): number {
   let latest = -Infinity;
   for (let i = 0; i < r.updatedAt.length; i += 1) if (r.updatedAt[i]! > latest) latest = r.updatedAt[i]!;
@@ -159,12 +170,23 @@ async function batchWrites(blocks: EncodedBlocks, ids: Int32Array, days: Int32Ar
       const s = storedByKey.get(kk);
       const twice = merged.get(kk);
       if (!s && !twice) {
-        // The batch's own block as the worker encoded it: only its daily pieces to add.
-        const data = blockData(blocks, k);
-        const r = decodeData(data, day);
-        writeBlockRow(w, recordedAt, null, id, day, blocks.counts[k]!, data, c ? encodeDays(day, r, r.digits, c, recordedAt) : NO_DAYS, null);
+        // The batch's own block as the worker encoded it: only its daily pieces to add (from
+        // the worker's hourly sums: no decoding).
+        writeBlockRow(w, recordedAt, null, id, day, blocks.counts[k]!, blockData(blocks, k), c ? encodeDaysFromHours(blocks, k, c, recordedAt) : NO_DAYS, null);
         rows += 1;
         continue;
+      }
+      if (s && !twice) {
+        const mine = blockData(blocks, k);
+        // Posted again unchanged (a head-end re-sending its last days): the same bytes past the
+        // recordedAt — nothing to write.
+        if (Buffer.compare(mine.subarray(afterRecordedAt(mine)), s.data.subarray(afterRecordedAt(s.data))) === 0) continue;
+        // Every reading replaced, none before: the worker's block is the new one and the stored
+        // one becomes the history as it is (no decoding beyond the comparison, no encoding).
+        if (!s.history && replacesAll(decodeData(s.data, day), decodeData(mine, day))) {
+          updates.add(id, day, blocks.counts[k]!, recordedAt, mine, c ? encodeDaysFromHours(blocks, k, c, recordedAt) : NO_DAYS, dataAsHistory(s.data, recordedAt), recordedAt);
+          continue;
+        }
       }
       const incoming = twice ?? decodeData(blockData(blocks, k), day);
       if (!s) {
