@@ -4,7 +4,7 @@
 // a reading.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ByteWriter, decimalDigits, decodeColumns, encodeColumns, recordedAtOffset } from '../../src/shared/readings/codec.ts';
+import { ByteWriter, dataAsHistory, decimalDigits, decodeColumns, encodeColumns, writeWithRecordedAt } from '../../src/shared/readings/codec.ts';
 
 const DAY = 86_400_000;
 const day = 20_000;
@@ -73,13 +73,15 @@ describe('reading block codec', () => {
     expect(decimalDigits([-0], 0, 1)).toBe(-1);
   });
 
-  it('finds the one recordedAt of a block, to be set after the write has its locks', () => {
+  it('sets the recordedAt of a block, and turns a block into the history of its readings, without decoding', () => {
     const w = new ByteWriter();
-    encodeColumns(w, day, [base, base + 1], [1, 2], [1, 1], 123, 0, 2);
+    encodeColumns(w, day, [base, base + 1], [1.5, 2], [1, 1], 123, 0, 2);
     const bytes = w.result();
-    const at = recordedAtOffset(bytes);
-    new DataView(bytes.buffer).setFloat64(at, 456);
-    expect([...decodeColumns(bytes, day).recordedAt]).toEqual([456, 456]);
+    const again = new ByteWriter();
+    writeWithRecordedAt(again, bytes, day, base + 86_400_000 * 3 + 0.5);
+    expect([...decodeColumns(again.result(), day).recordedAt]).toEqual([base + 86_400_000 * 3 + 0.5, base + 86_400_000 * 3 + 0.5]);
+    const history = decodeColumns(dataAsHistory(bytes, day, 456), day);
+    expect(history).toMatchObject({ times: Float64Array.of(base, base + 1), values: Float64Array.of(1.5, 2), recordedAt: Float64Array.of(123, 123), supersededAt: Float64Array.of(456, 456) });
   });
 
   it('refuses bytes that are not columns instead of reading past them', () => {

@@ -15,13 +15,14 @@
 //          every piece's latest recordedAt is updated_max; bits 2–6: 1 + the decimal digits the
 //          sums are scaled by, 0 = sums are doubles. Then per piece: (after the first) varint
 //          start, ms since the UTC day began; varint count; the sum (zigzag varint of sum × 10^d,
-//          exact, or f64); (bit 7 clear) f64 latest recordedAt.
+//          exact, or f64); (bit 7 clear) the latest recordedAt, an instant from updated_max
+//          (codec.ts).
 //
 // A meter's day of quarter hours with three decimals is about a hundred bytes of data and a dozen
 // of days; the row with its header and index entry ~2 bytes a reading (docs/benchmarks-readings.md).
 // Plain typed-array work, shared by the worker (building a body's blocks) and the main thread
 // (merging corrections, computing daily pieces, reading).
-import { ByteReader, ByteWriter, decodeColumns, encodeColumns, recordedAtOffset } from './codec.ts';
+import { ByteReader, ByteWriter, decodeColumns, encodeColumns, readInstant, writeInstant, writeWithRecordedAt } from './codec.ts';
 import { COPY_HEADER, COPY_TRAILER } from './pgCopy.ts';
 
 export const DAY_MS = 86_400_000;
@@ -116,10 +117,10 @@ export function encodeDays(day: number, r: BlockReadings, digits: number, cuts: 
     if (u > latest[p]!) latest[p] = u;
     if (u !== updatedMax) same = false;
   }
-  return daysBytes(k, counts, sums, latest, same, digits, cuts);
+  return daysBytes(k, counts, sums, latest, same, digits, cuts, updatedMax);
 }
 
-function daysBytes(k: number, counts: readonly number[], sums: readonly number[], latest: readonly number[], same: boolean, digits: number, cuts: ArrayLike<number>): Uint8Array {
+function daysBytes(k: number, counts: readonly number[], sums: readonly number[], latest: readonly number[], same: boolean, digits: number, cuts: ArrayLike<number>, updatedMax: number): Uint8Array {
   const w = new ByteWriter(4 + 22 * k);
   w.u8(k | (same ? SAME_LATEST : 0) | ((digits + 1) << 2));
   for (let q = 0; q < k; q += 1) {
@@ -127,7 +128,7 @@ function daysBytes(k: number, counts: readonly number[], sums: readonly number[]
     w.varint(counts[q]!);
     if (digits >= 0) w.zigzag(sums[q]!);
     else w.f64(sums[q]!);
-    if (!same) w.f64(counts[q]! > 0 ? latest[q]! : 0);
+    if (!same) writeInstant(w, counts[q]! > 0 ? latest[q]! : updatedMax, updatedMax);
   }
   return w.result();
 }
@@ -168,7 +169,7 @@ export function encodeDaysFromHours(blocks: EncodedBlocks, k: number, cuts: Arra
     counts[p] = counts[p]! + n;
     sums[p] = sums[p]! + blocks.hourSums[24 * k + h]!;
   }
-  return daysBytes(pieces, counts, sums, [recordedAt, recordedAt, recordedAt], true, digits, cuts);
+  return daysBytes(pieces, counts, sums, [recordedAt, recordedAt, recordedAt], true, digits, cuts, recordedAt);
 }
 
 /** A block's daily pieces as read: piece p covers [starts[p], starts[p + 1]) (UTC ms; the last
@@ -194,7 +195,7 @@ export function readDays(days: Uint8Array, day: number, updatedMax: number): Day
     out.starts.push(base + (q > 0 ? r.varint() : 0));
     out.counts.push(r.varint());
     out.sums.push(digits >= 0 ? r.zigzag() / scale : r.f64());
-    out.latest.push(head & SAME_LATEST ? updatedMax : r.f64());
+    out.latest.push(head & SAME_LATEST ? updatedMax : readInstant(r, updatedMax));
   }
   out.k = k;
   return out;
@@ -203,6 +204,36 @@ export function readDays(days: Uint8Array, day: number, updatedMax: number): Day
 // ---- COPY rows of reading_blocks ----
 
 export const BLOCK_COPY_COLUMNS = '(updated_max, history_min, register_id, day, n, data, days, history)';
+
+/** Appends one COPY row; `data` with `recordedAt` set: a block the worker encoded. */
+export function writeBlockRowAt(w: ByteWriter, recordedAt: number, registerId: number, day: number, n: number, data: Uint8Array, days: Uint8Array): void {
+  w.ensure(2 + 12 + 4 + 24 + 4);
+  const v = () => new DataView(w.bytes.buffer, w.bytes.byteOffset);
+  let view = v();
+  let at = w.at;
+  view.setInt16(at, 8);
+  view.setInt32(at + 2, 8);
+  view.setFloat64(at + 6, recordedAt);
+  view.setInt32(at + 14, -1);
+  at += 18;
+  for (const x of [registerId, day, n]) {
+    view.setInt32(at, 4);
+    view.setInt32(at + 4, x);
+    at += 8;
+  }
+  const lengthAt = at;
+  w.at = at + 4;
+  writeWithRecordedAt(w, data, day, recordedAt);
+  view = v();
+  view.setInt32(lengthAt, w.at - lengthAt - 4);
+  w.ensure(4 + days.length + 4);
+  view = v();
+  view.setInt32(w.at, days.length);
+  w.bytes.set(days, w.at + 4);
+  w.at += 4 + days.length;
+  view.setInt32(w.at, -1);
+  w.at += 4;
+}
 
 /** Appends one COPY row. */
 export function writeBlockRow(w: ByteWriter, updatedMax: number, historyMin: number | null, registerId: number, day: number, n: number, data: Uint8Array, days: Uint8Array, history: Uint8Array | null): void {
@@ -244,7 +275,7 @@ export function writeBlockRow(w: ByteWriter, updatedMax: number, historyMin: num
 
 /** A body's blocks as the worker encodes them: block k (series blockSeries[k], UTC day
  * blockDays[k], counts[k] readings) has `data` bytes dataStarts[k] .. dataStarts[k + 1], all
- * with one recordedAt (set again when the write has its locks: setRecordedAt). */
+ * with one recordedAt (taken again when the write has its locks: writeWithRecordedAt). */
 export interface EncodedBlocks {
   data: Uint8Array;
   dataStarts: Int32Array;
@@ -261,16 +292,6 @@ export interface EncodedBlocks {
 /** The `data` of block k (a view). */
 export function blockData(blocks: EncodedBlocks, k: number): Uint8Array {
   return blocks.data.subarray(blocks.dataStarts[k]!, blocks.dataStarts[k + 1]!);
-}
-
-/** Sets the one recordedAt of every block (in place). */
-export function setRecordedAt(blocks: EncodedBlocks, recordedAt: number): void {
-  const view = new DataView(blocks.data.buffer, blocks.data.byteOffset, blocks.data.byteLength);
-  for (let k = 0; k < blocks.counts.length; k += 1) {
-    const at = recordedAtOffset(blockData(blocks, k));
-    if (at < 0) throw new Error('an encoded block has more than one recordedAt');
-    view.setFloat64(blocks.dataStarts[k]! + at, recordedAt);
-  }
 }
 
 /**

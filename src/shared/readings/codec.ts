@@ -4,19 +4,24 @@
 // batch; the codec is built for that and stays exact for anything else:
 //
 //   columns  u8 kind (DATA or HISTORY), varint n, then
-//            recordedAt     runs: varint runs, then per run varint length, f64 UTC ms
+//            recordedAt     runs: varint runs, then per run varint length and the instant (below;
+//                           the first from the block's day, the others from the run before)
 //            supersededAt   (HISTORY only) runs, the same way
 //            resolutions    runs: varint runs, then per run varint length, varint seconds
-//            times          (n > 0) varint first offset (ms since the UTC day began); (n > 1) varint g,
-//                           the greatest common divisor of the steps, and when g > 0 the steps / g
-//                           as frames of reference (below): regular times are two varints and a
-//                           zero-width frame, a gap costs a bit or two per reading of its frame
+//            times          (n > 0) varint g, the greatest common divisor of the first time's
+//                           offset (ms since the UTC day began) and of the steps, then varint
+//                           first offset / g, and (n > 1, g > 0) the steps / g as frames of
+//                           reference (below): regular times are a few bytes and a zero-width
+//                           frame, a gap costs a bit or two per reading of its frame
 //            values         (n > 0) u8 mode: 0–15 decimal with that many digits (every value is
 //                           k / 10^mode exactly, bit for bit: zigzag varint k0, then the
 //                           differences of consecutive k as frames of reference); XOR: Gorilla's
 //                           XOR of consecutive doubles (any double, -0 and subnormals included)
 //   frames   of up to FRAME values: zigzag varint minimum, u8 width, then each value minus the
 //            minimum in `width` bits, packed least significant bit first.
+//   instants whole milliseconds as a varint of twice the zigzag of their difference from a base
+//            (a recordedAt days after its day: 5 bytes instead of 8); any other double as varint 1
+//            and an f64.
 //
 // Times are ascending within a block (HISTORY: by time, then recordedAt, so a reading's versions
 // are side by side and every step is ≥ 0). Hand-written: it is the hot path of every read and
@@ -288,26 +293,61 @@ function readFrames(r: ByteReader, count: number, put: (i: number, v: number) =>
 
 // ---- runs ----
 
-function writeRuns(w: ByteWriter, values: ArrayLike<number>, from: number, to: number, float: boolean): void {
+/** An instant (UTC ms) near `base`: whole milliseconds as a zigzag varint of the difference with
+ * a 0 tag bit (4–6 bytes for a recordedAt days or years after its reading's day), anything else as
+ * a 1 tag and an f64 (exact for any double). */
+export function writeInstant(w: ByteWriter, value: number, base: number): void {
+  const d = value - base;
+  if (Number.isSafeInteger(value) && !Object.is(value, -0) && Number.isSafeInteger(d) && Math.abs(d) < 2 ** 50) w.varint(2 * (d >= 0 ? 2 * d : -2 * d - 1));
+  else {
+    w.varint(1);
+    w.f64(value);
+  }
+}
+
+export function readInstant(r: ByteReader, base: number): number {
+  const tagged = r.varint();
+  if (tagged % 2 === 1) {
+    if (tagged !== 1) throw new RangeError('reading block instant invalid');
+    return r.f64();
+  }
+  const z = tagged / 2;
+  return base + (z % 2 === 0 ? z / 2 : -(z + 1) / 2);
+}
+
+/** Runs of equal values: varint runs, then per run varint length and the value — an instant
+ * (`base` for the first, the previous run's for the others) or, without a base, a varint. */
+function writeRuns(w: ByteWriter, values: ArrayLike<number>, from: number, to: number, base?: number): void {
   let runs = 0;
   for (let i = from; i < to; i += 1) if (i === from || !Object.is(values[i], values[i - 1])) runs += 1;
   w.varint(runs);
+  let previous = base;
   for (let i = from; i < to; ) {
     let j = i + 1;
     while (j < to && Object.is(values[j], values[i])) j += 1;
     w.varint(j - i);
-    if (float) w.f64(values[i]!);
-    else w.varint(values[i]!);
+    if (previous === undefined) w.varint(values[i]!);
+    else {
+      writeInstant(w, values[i]!, previous);
+      // The next run's difference from this one (a finite number, or the day again).
+      previous = Number.isFinite(values[i]) ? values[i]! : base!;
+    }
     i = j;
   }
 }
 
-function readRuns(r: ByteReader, out: Float64Array | Int32Array, float: boolean): void {
+function readRuns(r: ByteReader, out: Float64Array | Int32Array, base?: number): void {
   const runs = r.varint();
   let k = 0;
+  let previous = base;
   for (let run = 0; run < runs; run += 1) {
     const length = r.varint();
-    const v = float ? r.f64() : r.varint();
+    let v: number;
+    if (previous === undefined) v = r.varint();
+    else {
+      v = readInstant(r, previous);
+      previous = Number.isFinite(v) ? v : base!;
+    }
     if (k + length > out.length) throw new RangeError('reading block runs too long');
     out.fill(v, k, k + length);
     k += length;
@@ -516,9 +556,7 @@ function writeTimes(w: ByteWriter, base: number, times: ArrayLike<number>, from:
   const n = to - from;
   const first = times[from]! - base;
   if (!Number.isInteger(first) || first < 0) throw new RangeError('reading time outside its UTC day or not whole milliseconds');
-  w.varint(first);
-  if (n === 1) return;
-  let g = 0;
+  let g = first;
   for (let i = from + 1; i < to; i += 1) {
     const step = times[i]! - times[i - 1]!;
     if (!Number.isInteger(step) || step < 0) throw new RangeError('reading times not ascending whole milliseconds');
@@ -526,6 +564,8 @@ function writeTimes(w: ByteWriter, base: number, times: ArrayLike<number>, from:
   }
   w.varint(g);
   if (g === 0) return;
+  w.varint(first / g);
+  if (n === 1) return;
   if (scratchSteps.length < n) {
     scratchK = new Float64Array(2 * n);
     scratchSteps = new Float64Array(2 * n);
@@ -536,14 +576,15 @@ function writeTimes(w: ByteWriter, base: number, times: ArrayLike<number>, from:
 }
 
 function readTimes(r: ByteReader, base: number, out: Float64Array): void {
-  let t = base + r.varint();
-  out[0] = t;
-  if (out.length === 1) return;
   const g = r.varint();
+  // g = 0: every time is the day's start (history: versions of the midnight reading).
   if (g === 0) {
-    out.fill(t);
+    out.fill(base);
     return;
   }
+  let t = base + r.varint() * g;
+  out[0] = t;
+  if (out.length === 1) return;
   readFrames(r, out.length - 1, (i, q) => {
     t += q * g;
     out[i + 1] = t;
@@ -567,65 +608,75 @@ export function encodeColumns(
   supersededAt?: ArrayLike<number>,
 ): number {
   const n = to - from;
+  const base = day * 86_400_000;
   w.u8(supersededAt ? HISTORY : DATA);
   w.varint(n);
   if (typeof recordedAt === 'number') {
     w.varint(n > 0 ? 1 : 0);
     if (n > 0) {
       w.varint(n);
-      w.f64(recordedAt);
+      writeInstant(w, recordedAt, base);
     }
-  } else writeRuns(w, recordedAt, from, to, true);
-  if (supersededAt) writeRuns(w, supersededAt, from, to, true);
-  writeRuns(w, resolutions, from, to, false);
+  } else writeRuns(w, recordedAt, from, to, base);
+  if (supersededAt) writeRuns(w, supersededAt, from, to, base);
+  writeRuns(w, resolutions, from, to);
   if (n === 0) return -1;
-  writeTimes(w, day * 86_400_000, times, from, to);
+  writeTimes(w, base, times, from, to);
   return writeValues(w, values, from, to);
 }
 
-/** The byte offset of the single recordedAt (an f64) of DATA columns with one run, or -1. */
-export function recordedAtOffset(bytes: Uint8Array): number {
-  const r = new ByteReader(bytes);
-  if (r.u8() !== DATA) return -1;
-  r.varint();
-  if (r.varint() !== 1) return -1;
-  r.varint();
-  return r.at;
-}
-
-/** Where the recordedAt runs of DATA columns end (what follows them is the readings without
- * their recordedAt): two blocks with equal bytes from there hold the same readings. */
-export function afterRecordedAt(bytes: Uint8Array): number {
+/** Where the recordedAt runs of DATA columns start and end: what follows them is the readings
+ * without their recordedAt (two blocks with equal bytes from there hold the same readings). */
+export function recordedAtRuns(bytes: Uint8Array): { start: number; end: number; n: number } {
   const r = new ByteReader(bytes);
   if (r.u8() !== DATA) throw new RangeError('reading block columns are not DATA');
-  r.varint();
+  const n = r.varint();
+  const start = r.at;
   const runs = r.varint();
   for (let k = 0; k < runs; k += 1) {
     r.varint();
-    r.at += 8;
+    readInstant(r, 0);
   }
-  return r.at;
+  return { start, end: r.at, n };
+}
+
+export function afterRecordedAt(bytes: Uint8Array): number {
+  return recordedAtRuns(bytes).end;
+}
+
+/** DATA columns of UTC day `day` with every reading's recordedAt set to `recordedAt`, written to
+ * `w` (a block the worker encoded, taken again once the write holds its locks). */
+export function writeWithRecordedAt(w: ByteWriter, bytes: Uint8Array, day: number, recordedAt: number): void {
+  const runs = recordedAtRuns(bytes);
+  w.ensure(bytes.length + 16);
+  w.bytes.set(bytes.subarray(0, runs.start), w.at);
+  w.at += runs.start;
+  if (runs.n > 0) {
+    w.varint(1);
+    w.varint(runs.n);
+    writeInstant(w, recordedAt, day * 86_400_000);
+  } else w.varint(0);
+  w.ensure(bytes.length - runs.end);
+  w.bytes.set(bytes.subarray(runs.end), w.at);
+  w.at += bytes.length - runs.end;
 }
 
 /** DATA columns as HISTORY columns, every reading superseded at `supersededAt` (a block whose
  * readings were all replaced, without history yet): a copy with one run inserted, no decoding. */
-export function dataAsHistory(bytes: Uint8Array, supersededAt: number): Uint8Array {
-  const r = new ByteReader(bytes);
-  r.u8();
-  const n = r.varint();
-  const cut = afterRecordedAt(bytes);
+export function dataAsHistory(bytes: Uint8Array, day: number, supersededAt: number): Uint8Array {
+  const runs = recordedAtRuns(bytes);
   const w = new ByteWriter(bytes.length + 16);
   w.u8(HISTORY);
-  w.varint(n);
-  w.ensure(cut);
-  w.bytes.set(bytes.subarray(r.at, cut), w.at);
-  w.at += cut - r.at;
+  w.varint(runs.n);
+  w.ensure(runs.end);
+  w.bytes.set(bytes.subarray(runs.start, runs.end), w.at);
+  w.at += runs.end - runs.start;
   w.varint(1);
-  w.varint(n);
-  w.f64(supersededAt);
-  w.ensure(bytes.length - cut);
-  w.bytes.set(bytes.subarray(cut), w.at);
-  w.at += bytes.length - cut;
+  w.varint(runs.n);
+  writeInstant(w, supersededAt, day * 86_400_000);
+  w.ensure(bytes.length - runs.end);
+  w.bytes.set(bytes.subarray(runs.end), w.at);
+  w.at += bytes.length - runs.end;
   return w.result();
 }
 
@@ -644,12 +695,13 @@ export function decodeColumns(bytes: Uint8Array, day: number): Columns {
   const n = r.varint();
   if (n > 86_400_000) throw new RangeError('reading block count invalid');
   const out: Columns = { times: new Float64Array(n), values: new Float64Array(n), resolutions: new Int32Array(n), recordedAt: new Float64Array(n), digits: 0 };
-  readRuns(r, out.recordedAt, true);
+  const base = day * 86_400_000;
+  readRuns(r, out.recordedAt, base);
   if (kind === HISTORY) {
     out.supersededAt = new Float64Array(n);
-    readRuns(r, out.supersededAt, true);
+    readRuns(r, out.supersededAt, base);
   }
-  readRuns(r, out.resolutions, false);
+  readRuns(r, out.resolutions);
   if (n === 0) return out;
   readTimes(r, day * 86_400_000, out.times);
   out.digits = readValues(r, out.values);

@@ -29,7 +29,7 @@
 import { copyIn } from '../../copyIn.ts';
 import { withTransaction, type Pool, type PoolClient } from '../../database.ts';
 import { sqlState } from '../../retry.ts';
-import { ByteWriter, afterRecordedAt, dataAsHistory, decimalDigits } from '../../../shared/readings/codec.ts';
+import { ByteWriter, afterRecordedAt, dataAsHistory, decimalDigits, writeWithRecordedAt } from '../../../shared/readings/codec.ts';
 import { COPY_HEADER, COPY_TRAILER } from '../../../shared/readings/pgCopy.ts';
 import {
   BLOCK_COPY_COLUMNS,
@@ -40,8 +40,8 @@ import {
   encodeDays,
   encodeDaysFromHours,
   mergeReadings,
-  setRecordedAt,
   writeBlockRow,
+  writeBlockRowAt,
   type BlockReadings,
   type EncodedBlocks,
 } from '../../../shared/readings/blocks.ts';
@@ -143,6 +143,12 @@ async function batchWrites(blocks: EncodedBlocks, ids: Int32Array, days: Int32Ar
   const storedByKey = new Map<string, StoredData>();
   for (const s of stored) storedByKey.set(key(s.id, s.day), s);
   const count = ids.length;
+  /** Block k of the batch's, decoded, with this write's recordedAt (the worker encoded its own). */
+  const decodeMine = (k: number): BlockReadings => {
+    const r = decodeData(blockData(blocks, k), days[k]!);
+    r.updatedAt.fill(recordedAt);
+    return r;
+  };
   // Blocks named more than once, merged in batch order (the later reading wins).
   const first = new Map<string, number>();
   const merged = new Map<string, BlockReadings>();
@@ -150,7 +156,7 @@ async function batchWrites(blocks: EncodedBlocks, ids: Int32Array, days: Int32Ar
     const kk = key(ids[k]!, days[k]!);
     const at = first.get(kk);
     if (at === undefined) first.set(kk, k);
-    else merged.set(kk, mergeReadings(merged.get(kk) ?? decodeData(blockData(blocks, at), days[k]!), decodeData(blockData(blocks, k), days[k]!)));
+    else merged.set(kk, mergeReadings(merged.get(kk) ?? decodeMine(at), decodeMine(k)));
   }
   const updates = new Updates();
   let rows = 0;
@@ -172,7 +178,7 @@ async function batchWrites(blocks: EncodedBlocks, ids: Int32Array, days: Int32Ar
       if (!s && !twice) {
         // The batch's own block as the worker encoded it: only its daily pieces to add (from
         // the worker's hourly sums: no decoding).
-        writeBlockRow(w, recordedAt, null, id, day, blocks.counts[k]!, blockData(blocks, k), c ? encodeDaysFromHours(blocks, k, c, recordedAt) : NO_DAYS, null);
+        writeBlockRowAt(w, recordedAt, id, day, blocks.counts[k]!, blockData(blocks, k), c ? encodeDaysFromHours(blocks, k, c, recordedAt) : NO_DAYS);
         rows += 1;
         continue;
       }
@@ -184,11 +190,13 @@ async function batchWrites(blocks: EncodedBlocks, ids: Int32Array, days: Int32Ar
         // Every reading replaced, none before: the worker's block is the new one and the stored
         // one becomes the history as it is (no decoding beyond the comparison, no encoding).
         if (!s.history && replacesAll(decodeData(s.data, day), decodeData(mine, day))) {
-          updates.add(id, day, blocks.counts[k]!, recordedAt, mine, c ? encodeDaysFromHours(blocks, k, c, recordedAt) : NO_DAYS, dataAsHistory(s.data, recordedAt), recordedAt);
+          const data = new ByteWriter(mine.length + 16);
+          writeWithRecordedAt(data, mine, day, recordedAt);
+          updates.add(id, day, blocks.counts[k]!, recordedAt, data.result(), c ? encodeDaysFromHours(blocks, k, c, recordedAt) : NO_DAYS, dataAsHistory(s.data, day, recordedAt), recordedAt);
           continue;
         }
       }
-      const incoming = twice ?? decodeData(blockData(blocks, k), day);
+      const incoming = twice ?? decodeMine(k);
       if (!s) {
         const data = encodeData(day, incoming.times, incoming.values, incoming.resolutions, recordedAt, 0, incoming.times.length);
         writeBlockRow(w, recordedAt, null, id, day, incoming.times.length, data, c ? encodeDays(day, incoming, decimalDigits(incoming.values, 0, incoming.values.length), c, recordedAt) : NO_DAYS, null);
@@ -230,7 +238,6 @@ export async function writeBlocks(pool: Pool, blocks: EncodedBlocks, registerIds
     if (day < firstDay) firstDay = day;
     if (day > lastDay) lastDay = day;
   }
-  let encodedWith = recordedAt;
   await withTransaction(pool, async (client) => {
     const cuts = await dayCuts(client, await lockedZones(client, [...new Set(idList)]), firstDay, lastDay);
     // Attempts until one finds no block created by another writer since it looked (see the header).
@@ -240,10 +247,6 @@ export async function writeBlocks(pool: Pool, blocks: EncodedBlocks, registerIds
         const { rows } = await client.query<{ id: number; blob: Buffer; latest: number }>(STORED_SQL, [idList, dayList]);
         const latest = rows.reduce((m, r) => Math.max(m, r.latest), -Infinity);
         if (clock) recordedAt = Math.max(Date.now(), latest + 1, highWater);
-        if (recordedAt !== encodedWith) {
-          setRecordedAt(blocks, recordedAt);
-          encodedWith = recordedAt;
-        }
         const { updates, copy } = await batchWrites(blocks, ids, days, storedBlocks(rows), cuts, recordedAt);
         if (updates.size > 0) await client.query(UPDATE_SQL, updates.columns);
         if (copy) await writeCopy(client, copy);
