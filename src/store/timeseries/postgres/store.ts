@@ -117,8 +117,10 @@ export class PostgresTimeSeriesStore implements TimeSeriesStore {
       }
       await fillData(this.pool, missing, q.asOf);
     }
+    // What is left to decode decides where (blocks rebuilt as of an instant are decoded already,
+    // and daily pieces take microseconds).
     let bytes = 0;
-    for (const list of blocks.values()) for (const b of list) bytes += b.data?.length ?? (b.readings ? 16 * b.readings.times.length : 0);
+    for (const list of blocks.values()) for (const b of list) bytes += b.data?.length ?? 0;
     if (bytes <= MAIN_THREAD_BYTES)
       return q.registers.map((r) => {
         const list = blocks.get(r.id);
