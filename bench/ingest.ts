@@ -53,6 +53,10 @@ const server = await startServerProcess({
   // The bench posts back to back; the per-client limits (5/s, 20/min) would answer 429.
   env: { RATE_LIMIT_READINGS_PER_SECOND: '1000', RATE_LIMIT_READINGS_PER_MINUTE: '100000' },
   cpuProfDir: profileDir,
+  // Its errors, if any, belong in the run's output.
+  onLine: (line) => {
+    if (/"level":(50|60)/.test(line)) console.log(`server: ${line.slice(0, 2000)}`);
+  },
 });
 console.log(`server pid ${server.pid} at ${server.baseUrl}; creating ${METERS} meters × ${REGISTERS_PER_METER} registers`);
 // Registers in a European zone: their blocks keep two daily pieces (local midnight is not the UTC one).
