@@ -35,8 +35,9 @@ const CHANGED_SQL = `SELECT p.i, b.day, CASE WHEN b.day::float8 * 86400000 >= p.
 const VERSIONS_SQL = `SELECT register_id AS id, string_agg(int4send(day) || int4send(length(data)) || data || int4send(length(history)) || history, ''::bytea ORDER BY day) AS blob
   FROM reading_blocks WHERE register_id = ANY($1::int[]) AND day >= $2 AND day <= $3 AND history IS NOT NULL GROUP BY register_id`;
 /** Blocks holding versions superseded before the cutoff (found through the BRIN index on
- * history_min), locked; others purging at the same time take other blocks. */
-const PURGE_SQL = `SELECT register_id AS id, day, history FROM reading_blocks WHERE history_min < $1 ORDER BY register_id, day LIMIT $2 FOR UPDATE SKIP LOCKED`;
+ * history_min; no order, which would walk the primary key), locked; blocks a writer or another
+ * purge holds are skipped, so a purge never waits for a lock and never deadlocks with a write. */
+const PURGE_SQL = `SELECT register_id AS id, day, history FROM reading_blocks WHERE history_min < $1 LIMIT $2 FOR UPDATE SKIP LOCKED`;
 const PURGED_SQL = `UPDATE reading_blocks b SET history = u.history, history_min = u.history_min
   FROM unnest($1::int[], $2::int[], $3::bytea[], $4::float8[]) AS u(id, day, history, history_min) WHERE b.register_id = u.id AND b.day = u.day`;
 const PURGE_BATCH = 500;
