@@ -3,20 +3,37 @@
 // hourly averages. Local days are taken from a block's daily pieces (`days`) when every piece
 // with readings lies inside the range asked and inside one local day as the bucketing (the zone's
 // days now) has them; `daysMissing` names the blocks where they do not, whose data the store
-// then fetches. Everything else is aggregated from the readings, decoded block by block (a day of
-// quarter hours decodes in about a microsecond: docs/benchmarks-readings.md). Buckets are visited
+// then fetches. Everything else is aggregated from the readings, decoded block by block into
+// reused arrays (a register-year of quarter hours decodes in about a millisecond:
+// docs/benchmarks-readings.md); blocks written after an `asOf` are rebuilt as recorded then. Buckets are visited
 // in time order, so one running bucket suffices.
-import { DAY_MS, decodeData, readDays, type BlockReadings, type DayPieces } from './blocks.ts';
+import { DAY_MS, decodeData, readDaysInto, type BlockReadings } from './blocks.ts';
+import { ColumnsScratch } from './codec.ts';
+import { asOfReadings, decodeHistory } from './versions.ts';
 
 /** A block as read: `data` null = not fetched; `days` (pieces between local midnights, with
- * `updatedMax`) used for local days when present and fitting; `readings` (decoded already, as
- * recorded at an earlier instant) used instead of both. */
+ * `updatedMax`) used for local days when present and fitting; `asOf` (a block written after
+ * that instant: its data and history, rebuilt as recorded then when read) used instead of both. */
 export interface StoredBlock {
   day: number;
   data: Uint8Array | null;
   days?: Uint8Array | null;
   updatedMax?: number;
-  readings?: BlockReadings;
+  asOf?: { at: number; data: Uint8Array; history: Uint8Array };
+}
+
+/** Reused for every block an aggregation decodes (one thread, one block at a time). */
+const scratch = { data: new ColumnsScratch(), history: new ColumnsScratch(), rebuilt: new ColumnsScratch() };
+const pieces = new Float64Array(12);
+
+/** The readings of a block as read (its data, or as rebuilt as of an instant); with `reuse`,
+ * in arrays valid until the next block; undefined when neither was fetched. */
+export function blockReadings(block: StoredBlock, reuse: boolean): BlockReadings | undefined {
+  if (block.asOf) {
+    const current = decodeData(block.asOf.data, block.day, reuse ? scratch.data : undefined);
+    return asOfReadings(current, decodeHistory(block.asOf.history, block.day, reuse ? scratch.history : undefined), block.asOf.at, reuse ? scratch.rebuilt : undefined);
+  }
+  return block.data ? decodeData(block.data, block.day, reuse ? scratch.data : undefined) : undefined;
 }
 
 /** Buckets of `ms` aligned to the UTC epoch, or local days listed as [starts[k], ends[k]) (UTC ms). */
@@ -57,21 +74,20 @@ class BucketCursor {
   }
 }
 
-/** The block's daily pieces when they answer these local-day buckets: computed (k > 0) and each
- * piece with readings inside [start, end) and inside one bucket; otherwise undefined. `cursor`
- * only moves forward. */
-function answeringPieces(cursor: BucketCursor, block: StoredBlock, start: number, end: number): DayPieces | undefined {
-  if (block.readings || !block.days || block.days.length === 0) return undefined;
-  const pieces = readDays(block.days, block.day, block.updatedMax ?? 0);
-  if (pieces.k === 0) return undefined;
+/** The number of the block's daily pieces (in `pieces`: start, count, sum, latest each) when
+ * they answer these local-day buckets: computed (k > 0) and each piece with readings inside
+ * [start, end) and inside one bucket; otherwise 0. `cursor` only moves forward. */
+function answeringPieces(cursor: BucketCursor, block: StoredBlock, start: number, end: number): number {
+  if (block.asOf || !block.days || block.days.length === 0) return 0;
+  const k = readDaysInto(block.days, block.day, block.updatedMax ?? 0, pieces);
   const dayEnd = (block.day + 1) * DAY_MS;
-  for (let p = 0; p < pieces.k; p += 1) {
-    if (pieces.counts[p] === 0) continue;
-    const a = pieces.starts[p]!;
-    const b = p + 1 < pieces.k ? pieces.starts[p + 1]! : dayEnd;
-    if (a < start || b > end || !cursor.find(a) || cursor.end < b) return undefined;
+  for (let p = 0; p < k; p += 1) {
+    if (pieces[4 * p + 1] === 0) continue;
+    const a = pieces[4 * p]!;
+    const b = p + 1 < k ? pieces[4 * p + 4]! : dayEnd;
+    if (a < start || b > end || !cursor.find(a) || cursor.end < b) return 0;
   }
-  return pieces;
+  return k;
 }
 
 /** Indexes of the blocks (one register's, in day order) whose daily pieces do not answer these
@@ -80,7 +96,7 @@ export function daysMissing(blocks: readonly StoredBlock[], bucketing: Bucketing
   const cursor = new BucketCursor(bucketing);
   const out: number[] = [];
   blocks.forEach((block, i) => {
-    if (!block.readings && !answeringPieces(cursor, block, start, end)) out.push(i);
+    if (!block.asOf && answeringPieces(cursor, block, start, end) === 0) out.push(i);
   });
   return out;
 }
@@ -127,21 +143,21 @@ export function aggregateBlocks(blocks: readonly StoredBlock[], summed: boolean,
     }
   };
   const epochMs = bucketing.kind === 'epoch' ? bucketing.ms : 0;
-  const pieces = bucketing.kind === 'days' ? new BucketCursor(bucketing) : undefined;
+  const dayCursor = bucketing.kind === 'days' ? new BucketCursor(bucketing) : undefined;
   for (const block of blocks) {
-    const p = pieces ? answeringPieces(pieces, block, start, end) : undefined;
-    if (p) {
-      for (let q = 0; q < p.k; q += 1) {
-        if (p.counts[q] === 0) continue;
-        cursor.find(p.starts[q]!);
+    const k = dayCursor ? answeringPieces(dayCursor, block, start, end) : 0;
+    if (k > 0) {
+      for (let q = 0; q < k; q += 1) {
+        if (pieces[4 * q + 1] === 0) continue;
+        cursor.find(pieces[4 * q]!);
         into(cursor.start, cursor.end);
-        count += p.counts[q]!;
-        sum += p.sums[q]!;
-        if (p.latest[q]! > latest) latest = p.latest[q]!;
+        count += pieces[4 * q + 1]!;
+        sum += pieces[4 * q + 2]!;
+        if (pieces[4 * q + 3]! > latest) latest = pieces[4 * q + 3]!;
       }
       continue;
     }
-    const r = block.readings ?? (block.data ? decodeData(block.data, block.day) : undefined);
+    const r = blockReadings(block, true);
     // A block gone between two reads of one question (its register deleted) has nothing.
     if (!r) continue;
     const times = r.times;
@@ -156,7 +172,8 @@ export function aggregateBlocks(blocks: readonly StoredBlock[], summed: boolean,
           const b = Math.floor(t / epochMs) * epochMs;
           into(b, b + epochMs);
         }
-      } else {
+      } else if (!(t >= bucket && t < bucketEnd)) {
+        // A local day: looked up only when the reading leaves the current one.
         if (!cursor.find(t)) continue;
         into(cursor.start, cursor.end);
       }
@@ -171,7 +188,10 @@ export function aggregateBlocks(blocks: readonly StoredBlock[], summed: boolean,
 
 /** The readings of one register's blocks (in day order) in [start, end), as columns. */
 export function readingsOfBlocks(blocks: readonly StoredBlock[], start: number, end: number): BlockReadings {
-  const parts = blocks.flatMap((b) => (b.readings ? [b.readings] : b.data ? [decodeData(b.data, b.day)] : []));
+  const parts = blocks.flatMap((b) => {
+    const r = blockReadings(b, false);
+    return r ? [r] : [];
+  });
   let n = 0;
   for (const p of parts) n += p.times.length;
   const out: BlockReadings = { times: new Float64Array(n), values: new Float64Array(n), resolutions: new Int32Array(n), updatedAt: new Float64Array(n) };

@@ -22,7 +22,7 @@
 // of days; the row with its header and index entry ~2 bytes a reading (docs/benchmarks-readings.md).
 // Plain typed-array work, shared by the worker (building a body's blocks) and the main thread
 // (merging corrections, computing daily pieces, reading).
-import { ByteReader, ByteWriter, decodeColumns, encodeColumns, readInstant, writeInstant, writeWithRecordedAt } from './codec.ts';
+import { ByteReader, ByteWriter, decodeColumns, encodeColumns, readInstant, writeInstant, writeWithRecordedAt, type ColumnsScratch } from './codec.ts';
 import { COPY_HEADER, COPY_TRAILER } from './pgCopy.ts';
 
 export const DAY_MS = 86_400_000;
@@ -52,9 +52,10 @@ export function encodeData(day: number, times: ArrayLike<number>, values: ArrayL
   return w.bytes.subarray(start, w.at);
 }
 
-/** Readings of a block's `data`, with the decimal digits of its values (-1: not decimals). */
-export function decodeData(data: Uint8Array, day: number): BlockReadings & { digits: number } {
-  const c = decodeColumns(data, day);
+/** Readings of a block's `data`, with the decimal digits of its values (-1: not decimals); into
+ * `scratch` when given (valid until its next use). */
+export function decodeData(data: Uint8Array, day: number, scratch?: ColumnsScratch): BlockReadings & { digits: number } {
+  const c = decodeColumns(data, day, scratch);
   return { times: c.times, values: c.values, resolutions: c.resolutions, updatedAt: c.recordedAt, digits: c.digits };
 }
 
@@ -183,22 +184,60 @@ export interface DayPieces {
 }
 
 export function readDays(days: Uint8Array, day: number, updatedMax: number): DayPieces {
-  const out: DayPieces = { k: 0, starts: [], counts: [], sums: [], latest: [] };
-  if (days.length === 0) return out;
-  const r = new ByteReader(days);
-  const head = r.u8();
+  const into = new Float64Array(4 * MAX_DAY_PIECES);
+  const k = readDaysInto(days, day, updatedMax, into);
+  const at = (p: number, f: number) => into[4 * p + f]!;
+  const list = (f: number) => Array.from({ length: k }, (_, p) => at(p, f));
+  return { k, starts: list(0), counts: list(1), sums: list(2), latest: list(3) };
+}
+
+/** Where readDaysInto is in its bytes (a module variable, not a closure: this runs for every
+ * block of a local-day question). */
+let daysAt = 0;
+
+function daysVarint(days: Uint8Array): number {
+  let v = 0;
+  let m = 1;
+  for (;;) {
+    if (daysAt >= days.length) throw new RangeError('reading block days end early');
+    const b = days[daysAt++]!;
+    v += (b & 127) * m;
+    if (b < 128) return v;
+    m *= 128;
+  }
+}
+
+/** The daily pieces of `days` into `out` (piece p: start, count, sum, latest at 4p .. 4p + 3);
+ * returns k. No allocation: read for every block of a local-day question (profiled). */
+export function readDaysInto(days: Uint8Array, day: number, updatedMax: number, out: Float64Array): number {
+  if (days.length === 0) return 0;
+  const head = days[0]!;
   const k = head & 3;
+  if (k === 0) return 0;
   const digits = ((head >> 2) & 31) - 1;
   const scale = digits >= 0 ? 10 ** digits : 1;
+  const same = (head & SAME_LATEST) !== 0;
+  daysAt = 1;
   const base = day * DAY_MS;
   for (let q = 0; q < k; q += 1) {
-    out.starts.push(base + (q > 0 ? r.varint() : 0));
-    out.counts.push(r.varint());
-    out.sums.push(digits >= 0 ? r.zigzag() / scale : r.f64());
-    out.latest.push(head & SAME_LATEST ? updatedMax : readInstant(r, updatedMax));
+    out[4 * q] = base + (q > 0 ? daysVarint(days) : 0);
+    out[4 * q + 1] = daysVarint(days);
+    if (digits >= 0) {
+      const z = daysVarint(days);
+      out[4 * q + 2] = (z % 2 === 0 ? z / 2 : -(z + 1) / 2) / scale;
+    } else {
+      const r = new ByteReader(days, daysAt);
+      out[4 * q + 2] = r.f64();
+      daysAt = r.at;
+    }
+    if (same) out[4 * q + 3] = updatedMax;
+    else {
+      const r = new ByteReader(days, daysAt);
+      out[4 * q + 3] = readInstant(r, updatedMax);
+      daysAt = r.at;
+    }
   }
-  out.k = k;
-  return out;
+  return k;
 }
 
 // ---- COPY rows of reading_blocks ----

@@ -131,7 +131,8 @@ export class ByteWriter {
 
 /** Reads what ByteWriter wrote. */
 export class ByteReader {
-  private readonly view: DataView;
+  /** Made on the first f64 only: most reads need none (a DataView per block showed in profiles). */
+  private view: DataView | undefined;
   at: number;
   private acc = 0;
   private accBits = 0;
@@ -140,7 +141,6 @@ export class ByteReader {
     readonly bytes: Uint8Array,
     at = 0,
   ) {
-    this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     this.at = at;
   }
 
@@ -167,6 +167,8 @@ export class ByteReader {
   }
 
   f64(): number {
+    if (this.at + 8 > this.bytes.length) throw new RangeError('reading block ends early');
+    this.view ??= new DataView(this.bytes.buffer, this.bytes.byteOffset, this.bytes.byteLength);
     const v = this.view.getFloat64(this.at);
     this.at += 8;
     return v;
@@ -253,16 +255,17 @@ function writeFrames(w: ByteWriter, values: ArrayLike<number>, from: number, to:
   }
 }
 
-/** Reads `count` values written by writeFrames, each passed to `put(i, v)` in order. Widths up
- * to 24 bits take an int32 path (the common case: a few bits a reading). */
-function readFrames(r: ByteReader, count: number, put: (i: number, v: number) => void): void {
+/** Reads `count` values written by writeFrames into dst[0 .. count). Widths up to 24 bits take
+ * an int32 path (the common case: a few bits a reading); no callback per value (profiled: a
+ * closure call per reading was most of a block's decoding). */
+function readFrames(r: ByteReader, count: number, dst: Float64Array): void {
   const bytes = r.bytes;
   for (let f = 0; f < count; f += FRAME) {
     const end = Math.min(f + FRAME, count);
     const min = r.zigzag();
     const width = r.u8();
     if (width === 0) {
-      for (let i = f; i < end; i += 1) put(i, min);
+      dst.fill(min, f, end);
       continue;
     }
     if (width > 32) throw new RangeError('reading block frame too wide');
@@ -278,17 +281,26 @@ function readFrames(r: ByteReader, count: number, put: (i: number, v: number) =>
           acc |= bytes[p++]! << accBits;
           accBits += 8;
         }
-        put(i, min + (acc & mask));
+        dst[i] = min + (acc & mask);
         acc >>>= width;
         accBits -= width;
       }
       r.at += length;
     } else {
       // r.bits reads the frame's bytes itself, exactly `length` of them.
-      for (let i = f; i < end; i += 1) put(i, min + r.bits(width));
+      for (let i = f; i < end; i += 1) dst[i] = min + r.bits(width);
       r.endBits();
     }
   }
+}
+
+/** Frame values as read, before they are summed into times or values (one reader at a time per thread). */
+let frameScratch = new Float64Array(256);
+
+function frames(r: ByteReader, count: number): Float64Array {
+  if (frameScratch.length < count) frameScratch = new Float64Array(2 * count);
+  readFrames(r, count, frameScratch);
+  return frameScratch;
 }
 
 // ---- runs ----
@@ -538,10 +550,11 @@ function readValues(r: ByteReader, out: Float64Array): number {
   const p = POW10[mode]!;
   let k = r.zigzag();
   out[0] = k / p;
-  readFrames(r, out.length - 1, (i, step) => {
-    k += step;
-    out[i + 1] = k / p;
-  });
+  const steps = frames(r, out.length - 1);
+  for (let i = 1; i < out.length; i += 1) {
+    k += steps[i - 1]!;
+    out[i] = k / p;
+  }
   return mode;
 }
 
@@ -585,10 +598,11 @@ function readTimes(r: ByteReader, base: number, out: Float64Array): void {
   let t = base + r.varint() * g;
   out[0] = t;
   if (out.length === 1) return;
-  readFrames(r, out.length - 1, (i, q) => {
-    t += q * g;
-    out[i + 1] = t;
-  });
+  const steps = frames(r, out.length - 1);
+  for (let i = 1; i < out.length; i += 1) {
+    t += steps[i - 1]! * g;
+    out[i] = t;
+  }
 }
 
 // ---- columns ----
@@ -687,20 +701,49 @@ export function columnsCount(bytes: Uint8Array): number {
   return r.varint();
 }
 
-/** Decodes columns (DATA or HISTORY) of UTC day `day`. */
-export function decodeColumns(bytes: Uint8Array, day: number): Columns {
+/** Reusable arrays for decodeColumns (grown as needed): a caller that consumes each block's
+ * columns before decoding the next one allocates nothing per block. */
+export class ColumnsScratch {
+  times = new Float64Array(128);
+  values = new Float64Array(128);
+  resolutions = new Int32Array(128);
+  recordedAt = new Float64Array(128);
+  supersededAt = new Float64Array(128);
+
+  columns(n: number, history: boolean): Columns {
+    if (this.times.length < n) {
+      const size = Math.max(n, 2 * this.times.length);
+      this.times = new Float64Array(size);
+      this.values = new Float64Array(size);
+      this.resolutions = new Int32Array(size);
+      this.recordedAt = new Float64Array(size);
+      this.supersededAt = new Float64Array(size);
+    }
+    return {
+      times: this.times.subarray(0, n),
+      values: this.values.subarray(0, n),
+      resolutions: this.resolutions.subarray(0, n),
+      recordedAt: this.recordedAt.subarray(0, n),
+      supersededAt: history ? this.supersededAt.subarray(0, n) : undefined,
+      digits: 0,
+    };
+  }
+}
+
+/** Decodes columns (DATA or HISTORY) of UTC day `day`, into `scratch` when given (valid until
+ * its next use). */
+export function decodeColumns(bytes: Uint8Array, day: number, scratch?: ColumnsScratch): Columns {
   const r = new ByteReader(bytes);
   const kind = r.u8();
   if (kind !== DATA && kind !== HISTORY) throw new RangeError(`reading block kind ${kind} is not known`);
   const n = r.varint();
   if (n > 86_400_000) throw new RangeError('reading block count invalid');
-  const out: Columns = { times: new Float64Array(n), values: new Float64Array(n), resolutions: new Int32Array(n), recordedAt: new Float64Array(n), digits: 0 };
+  const out: Columns = scratch
+    ? scratch.columns(n, kind === HISTORY)
+    : { times: new Float64Array(n), values: new Float64Array(n), resolutions: new Int32Array(n), recordedAt: new Float64Array(n), supersededAt: kind === HISTORY ? new Float64Array(n) : undefined, digits: 0 };
   const base = day * 86_400_000;
   readRuns(r, out.recordedAt, base);
-  if (kind === HISTORY) {
-    out.supersededAt = new Float64Array(n);
-    readRuns(r, out.supersededAt, base);
-  }
+  if (kind === HISTORY) readRuns(r, out.supersededAt!, base);
   readRuns(r, out.resolutions);
   if (n === 0) return out;
   readTimes(r, day * 86_400_000, out.times);

@@ -10,7 +10,7 @@
 //   - a block whose latest recordedAt is ≤ T is, as of T, what it is now (any version superseded
 //     after T was superseded by one recorded after T), so only blocks written after T are rebuilt.
 // Plain typed-array work shared by the main thread (writes, reads) and the worker (aggregation).
-import { ByteWriter, decodeColumns, encodeColumns, type Columns } from './codec.ts';
+import { ByteWriter, decodeColumns, encodeColumns, type Columns, type ColumnsScratch } from './codec.ts';
 import type { BlockReadings } from './blocks.ts';
 
 /** Superseded versions of a block, by time then recordedAt. */
@@ -31,9 +31,9 @@ export function encodeHistory(day: number, h: History): Uint8Array | null {
   return w.result();
 }
 
-export function decodeHistory(bytes: Uint8Array | null | undefined, day: number): History {
+export function decodeHistory(bytes: Uint8Array | null | undefined, day: number, scratch?: ColumnsScratch): History {
   if (!bytes || bytes.length === 0) return EMPTY_HISTORY;
-  const c: Columns = decodeColumns(bytes, day);
+  const c: Columns = decodeColumns(bytes, day, scratch);
   if (!c.supersededAt) throw new RangeError('reading block history without supersededAt');
   return { times: c.times, values: c.values, resolutions: c.resolutions, recordedAt: c.recordedAt, supersededAt: c.supersededAt };
 }
@@ -135,10 +135,15 @@ export function correct(stored: BlockReadings, history: History, incoming: Block
   return { current: cut(out, k), history: mergeHistories(history, added), changed, superseded: gone.times.length };
 }
 
-/** The block as recorded at `asOf`: for each time the version with recordedAt ≤ asOf < supersededAt. */
-export function asOfReadings(current: BlockReadings, history: History, asOf: number): BlockReadings {
+/** The block as recorded at `asOf`: for each time the version with recordedAt ≤ asOf < supersededAt
+ * (into `scratch` when given: valid until its next use). */
+export function asOfReadings(current: BlockReadings, history: History, asOf: number, scratch?: ColumnsScratch): BlockReadings {
   const h = history;
-  const out = readings(current.times.length);
+  let out: BlockReadings;
+  if (scratch) {
+    const c = scratch.columns(current.times.length, false);
+    out = { times: c.times, values: c.values, resolutions: c.resolutions, updatedAt: c.recordedAt };
+  } else out = readings(current.times.length);
   let k = 0;
   let j = 0;
   for (let i = 0; i < current.times.length; i += 1) {

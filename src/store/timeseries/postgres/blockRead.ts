@@ -7,9 +7,8 @@
 // the driver turns each field into a string first, and a string over 128 KiB goes to V8's
 // large-object space, ~6 ns a byte against ~0.1 below it (docs/benchmarks-meter.md).
 import type { Queryable } from '../../database.ts';
-import { dayOf, decodeData } from '../../../shared/readings/blocks.ts';
+import { dayOf } from '../../../shared/readings/blocks.ts';
 import type { StoredBlock } from '../../../shared/readings/aggregate.ts';
-import { asOfReadings, decodeHistory } from '../../../shared/readings/versions.ts';
 import { MIN_REGISTER_DAYS_PER_PART, MIN_ROLLUP_BLOCKS_PER_PART, splitQuery } from './queryParts.ts';
 
 export interface BlockRow extends StoredBlock {
@@ -58,7 +57,7 @@ function blockQuerySql(columns: BlockColumns, runDays: number | undefined, asOf:
 }
 
 /** Blocks of the registers over the UTC days of [start, end), each register's in day order;
- * with `asOf`, those written after it rebuilt as recorded then (`readings`). */
+ * with `asOf`, those written after it with their data and history (`asOf`: rebuilt when read). */
 async function fetchPart(db: Queryable, ids: readonly number[], start: number, end: number, columns: BlockColumns, asOf: number | undefined): Promise<BlockRow[]> {
   // Named: prepared once per connection, not parsed and planned on every read.
   const { rows } = await db.query<{ id: number; blob: Buffer }>(blockQuery(columns, ids, start, end, asOf));
@@ -76,7 +75,7 @@ async function fetchPart(db: Queryable, ids: readonly number[], start: number, e
       if (asOf !== undefined && blob[at++] === 1) {
         const data = next();
         const history = next();
-        out.push({ id, day, data: null, readings: asOfReadings(decodeData(data, day), decodeHistory(history, day), asOf) });
+        out.push({ id, day, data: null, asOf: { at: asOf, data, history } });
         continue;
       }
       if (columns === 'days') {
@@ -119,7 +118,7 @@ export async function fillData(db: Queryable, rows: BlockRow[], asOf?: number): 
     const f = byKey.get(`${r.id}:${r.day}`);
     if (f && asOf !== undefined && f.updated_max > asOf) {
       r.data = null;
-      r.readings = asOfReadings(decodeData(f.data, r.day), decodeHistory(f.history, r.day), asOf);
+      r.asOf = { at: asOf, data: f.data, history: f.history ?? Buffer.alloc(0) };
     } else r.data = f?.data ?? null;
   }
 }
