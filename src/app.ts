@@ -189,7 +189,12 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       compression: new Compression({ encodings: config.compressionEncodings, minBytes: config.compressionMinBytes }),
       cors: new Cors(config.corsOrigins),
     });
-    const { server, reason } = createHttpServer(router, { host: config.host, port: config.port, bodyLimit: config.bodyLimitBytes, trustProxy: config.trustProxy, log, metrics }, config.httpServer);
+    const { server, reason } = createHttpServer(
+      router,
+      { host: config.host, port: config.port, bodyLimit: config.bodyLimitBytes, bodyBudget: config.bodyBudgetBytes, trustProxy: config.trustProxy, log, metrics },
+      config.httpServer,
+    );
+    metrics.gauge('http_body_bytes_held', 'Request body bytes held now by routes other than reading batches (at most BODY_BUDGET_BYTES)', () => server.bodyBytesHeld);
     const port = await server.listen();
     log.info({ httpServer: server.kind, runs: server.description, reason }, `HTTP server: ${server.description}`);
     const clearing = new PeriodicJob('clearing', () => clearDueOrders(pool), config.clearingIntervalMs, log, domainMetrics);

@@ -76,6 +76,13 @@ export interface Config {
   mqttUrl: string | undefined;
   mqttPublicUrl: string | undefined;
   mqttBrokerConcurrency: number;
+  /** Body bytes held at once by every route but reading batches (src/http/body.ts). */
+  bodyBudgetBytes: number;
+  /** Bearer token Prometheus sends to GET /metrics on the public listener. */
+  metricsToken: string | undefined;
+  /** A second listener serving only GET /metrics, without a token (0: none). */
+  metricsPort: number;
+  metricsHost: string;
 }
 
 export interface ConfigDoc {
@@ -97,7 +104,7 @@ export const CONFIG_DOCS: ConfigDoc[] = [
   { name: 'TOKEN_AUDIENCES', default: 'flex-api', description: 'Comma-separated audiences accepted by POST /oauth/token (`audience` parameter).' },
   { name: 'TOKEN_TTL_SECONDS', default: '86400', description: 'Access token lifetime (`expires_in`).' },
   { name: 'AUTH_CACHE_MS', default: '2000', description: 'How long token revocation state (deleted client, rotated secret) and organization features are cached. Revoked tokens stop working within this time (open MQTT sessions are disconnected).' },
-  { name: 'BODY_LIMIT_BYTES', default: '268435456', description: 'Largest accepted request body (256 MiB; reading batches are large). 413 beyond.' },
+  { name: 'BODY_LIMIT_BYTES', default: '268435456', description: 'Largest body of POST /api/readings and POST /api/grid/resource/{id}/readings/reference (256 MiB; reading batches are large). 413 beyond. Every other route has a fixed, smaller limit (docs/security.md, "Request bodies").' },
   { name: 'HTTP_SERVER', default: 'node', description: '`node` (node:http: every Node release, answers pipelined requests), `uws` (uWebSockets.js, faster; stops the start when no native build loads here) or `auto` (uWebSockets.js where a build loads, else node). The start-up log says which runs and why; see docs/architecture.md.' },
   { name: 'COMPRESSION_ENCODINGS', default: 'zstd,br,gzip (zstd where Node has it)', description: 'Codings answers may be compressed with, in the order preferred when the client’s Accept-Encoding weighs them equally; `none` = never compress. zstd needs Node ≥ 22.15 (or 23.8); listed on an older Node it stops the start. docs/compression.md.' },
   { name: 'COMPRESSION_MIN_BYTES', default: '1024', description: 'Answers smaller than this are sent uncompressed.' },
@@ -142,6 +149,10 @@ export const CONFIG_DOCS: ConfigDoc[] = [
   { name: 'MQTT_PUBLIC_URL', default: '(derived)', description: 'Broker URI announced to clients by GET /notifiers (default: MQTT_URL without credentials, or mqtt://<MQTT_HOST>:<port>).' },
   { name: 'MQTT_BROKER_CONCURRENCY', default: '100', description: 'Messages the embedded broker routes at once (aedes `concurrency`); more are queued in order.' },
   { name: 'VTN_WEBHOOK_ALLOW_PRIVATE', default: 'false', description: 'Accept and call subscription callbackUrls on loopback, private and link-local addresses (tests, closed networks). Off: such URLs are refused (400) and never called.' },
+  { name: 'BODY_BUDGET_BYTES', default: '67108864', description: 'Request body bytes held at once by all routes but reading batches (64 MiB). A body that does not fit gets 503 with Retry-After: 1 instead of being read; each route has its own limit too (docs/security.md, "Request bodies").' },
+  { name: 'METRICS_TOKEN', default: '(unset)', description: 'Bearer token for GET /metrics on the API port (Prometheus `authorization: {credentials: …}`), at least 32 characters. Global administrators’ tokens are accepted too; anyone else gets 401/403. docs/security.md, "Metrics".' },
+  { name: 'METRICS_PORT', default: '0', description: 'A second listener, on METRICS_HOST, that serves only GET /metrics and asks no token (for a scraper on the same host or network); 0 = none.' },
+  { name: 'METRICS_HOST', default: '127.0.0.1', description: 'Address of the METRICS_PORT listener (loopback by default: set it only to an interface your monitoring network alone reaches).' },
 ];
 
 export class ConfigError extends Error {
@@ -288,7 +299,12 @@ export function loadConfig(env: Env = process.env): Config {
     mqttUrl: r.raw('MQTT_URL'),
     mqttPublicUrl: r.raw('MQTT_PUBLIC_URL'),
     mqttBrokerConcurrency: r.int('MQTT_BROKER_CONCURRENCY', 100, 1, 1_000_000),
+    bodyBudgetBytes: r.int('BODY_BUDGET_BYTES', 64 * 1024 * 1024, 64 * 1024, 2 ** 40),
+    metricsToken: r.raw('METRICS_TOKEN'),
+    metricsPort: r.int('METRICS_PORT', 0, 0, 65535),
+    metricsHost: r.string('METRICS_HOST', '127.0.0.1'),
   };
+  if (config.metricsToken !== undefined && config.metricsToken.length < 32) r.problems.push('METRICS_TOKEN must be at least 32 characters');
   if (config.timeseriesBackend === 'questdb' && (!config.questdbHttpUrl || !config.questdbPgUrl)) {
     r.problems.push('TIMESERIES_BACKEND=questdb needs QUESTDB_HTTP_URL and QUESTDB_PG_URL');
   }

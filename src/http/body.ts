@@ -1,8 +1,21 @@
-// Request body reading with a size limit, fed by either HTTP server (uWebSockets.js onData or
-// node:http's data events). When the client declares a Content-Length we allocate the buffer once
-// and copy each chunk into place; otherwise (chunked uploads) chunks are kept in a list and
-// concatenated once at the end. Either way the cost is linear in the body size. The declared
-// length was checked before (parseContentLength: digits only, at most the body limit).
+// Request bodies: each route's limit, a budget of body bytes held at once, and the reader both
+// fronts feed (uWebSockets.js onData or node:http's data events).
+//
+// Nothing is read or allocated for a request before it is admitted (token, rights, quotas:
+// Router#admit), except what the socket already delivered: node:http leaves the body in the
+// socket until the reader starts (the request stream is not read, so the kernel's buffer fills
+// and TCP stops the sender); uWebSockets.js is paused, and the bytes of the packet that carried
+// the headers (at most its receive buffer, 512 KiB) are kept as chunks. A declared Content-Length
+// above the route's limit is refused (413) before admission; once admitted, a declared length is
+// allocated at once and each chunk copied into place, and a chunked upload is kept as a list of
+// chunks concatenated once at the end. Every chunk is counted against the limit as it arrives.
+//
+// Routes with a bounded limit (everything but reading batches) share a budget of body bytes held
+// at once (BODY_BUDGET_BYTES): a body that does not fit is refused with 503 and Retry-After rather
+// than read, so many concurrent maximum-size requests cannot exhaust memory (docs/security.md,
+// "Request bodies", has the figures). Reading batches (`large`) are outside the budget: they are
+// authenticated and rate limited per client before their body is read, and parsed by a streaming
+// byte parser that holds no more than the body.
 //
 // A body of KEPT_BODY_BYTES or more is read into shared memory kept from one request to the next
 // (SharedBuffers): writing a 66 MiB body into fresh memory took 470–500 ms on this platform's
@@ -12,11 +25,53 @@
 // handler is done with its body (a handler must not keep the body past its answer).
 import { SharedBuffers } from '../store/timeseries/sharedBuffers.ts';
 import { HttpError } from './errors.ts';
+import type { BodyKind } from './types.ts';
+
+/** Form bodies (the token endpoints) and bodies sent to routes that read none. */
+export const SMALL_BODY_BYTES = 16 * 1024;
+/** JSON objects of the platform API (orders, meters, clients, admin objects). */
+export const JSON_BODY_BYTES = 1024 * 1024;
+/** OpenADR objects: events and reports with many intervals. */
+export const DOCUMENT_BODY_BYTES = 4 * 1024 * 1024;
+
+/** The limit of a route that declares none. */
+export function defaultBodyLimit(kind: BodyKind): number {
+  return kind === 'json' || kind === 'raw' ? JSON_BODY_BYTES : SMALL_BODY_BYTES;
+}
 
 /** Bodies from this size on are read into kept memory. */
 export const KEPT_BODY_BYTES = 1 << 20;
 /** Large bodies read at once whose memory is kept for the next ones. */
 const keptBodies = new SharedBuffers(2);
+
+export function tooLarge(limit: number): HttpError {
+  return new HttpError('payload_too_large', `The request body exceeds this route's limit of ${limit} bytes`);
+}
+
+function busy(): HttpError {
+  return new HttpError('service_unavailable', 'The server holds as many request bodies as it may at once; retry in a moment', { headers: { 'Retry-After': '1' } });
+}
+
+/** Body bytes held at once by requests of bounded routes. */
+export class BodyBudget {
+  private used = 0;
+
+  constructor(readonly bytes: number) {}
+
+  get held(): number {
+    return this.used;
+  }
+
+  take(bytes: number): boolean {
+    if (this.used + bytes > this.bytes) return false;
+    this.used += bytes;
+    return true;
+  }
+
+  give(bytes: number): void {
+    this.used -= bytes;
+  }
+}
 
 export class BodyReader {
   readonly done: Promise<Buffer>;
@@ -27,11 +82,27 @@ export class BodyReader {
   private kept: Uint8Array | undefined;
   private chunks: Buffer[] = [];
   private received = 0;
+  /** Bytes taken from the budget, given back once. */
+  private reserved = 0;
+  private started = false;
+  /** The last chunk arrived before the reader started. */
+  private ended = false;
   private failed = false;
-  /** True once the last chunk arrived: the connection can then be reused after an error. */
+  /** True once the whole body was read: the connection can then be reused after an error. */
   complete = false;
 
-  constructor(private readonly limit: number, declaredLength: number | undefined) {
+  /**
+   * @param limit the route's limit; the declared length was checked against it before.
+   * @param budget shared by bounded routes; undefined for reading batches.
+   * @param begin lets the body flow (attach listeners, resume the socket); called once by start(),
+   *   also when the whole body came before it.
+   */
+  constructor(
+    private readonly limit: number,
+    private readonly declaredLength: number | undefined,
+    private readonly budget: BodyBudget | undefined,
+    private readonly begin: () => void,
+  ) {
     this.done = new Promise<Buffer>((resolve, reject) => {
       this.resolve = resolve;
       this.reject = reject;
@@ -39,17 +110,41 @@ export class BodyReader {
     // Nobody may be awaiting yet (the request is still being admitted); the rejection is
     // observed later through `done`.
     this.done.catch(() => undefined);
-    if (declaredLength !== undefined) {
-      if (!Number.isSafeInteger(declaredLength) || declaredLength < 0 || declaredLength > limit) {
-        throw new RangeError(`BodyReader: declared length ${declaredLength} outside 0..${limit}`);
-      }
-      if (declaredLength >= KEPT_BODY_BYTES) {
-        this.kept = keptBodies.take(declaredLength);
-        this.buffer = Buffer.from(this.kept.buffer, this.kept.byteOffset, declaredLength);
+    if (declaredLength !== undefined && (!Number.isSafeInteger(declaredLength) || declaredLength < 0 || declaredLength > limit)) {
+      throw new RangeError(`BodyReader: declared length ${declaredLength} outside 0..${limit}`);
+    }
+  }
+
+  /** The request was admitted: take the body's bytes from the budget, allocate, and read. */
+  start(): Promise<Buffer> {
+    if (this.failed || this.started) return this.done;
+    this.started = true;
+    const declared = this.declaredLength;
+    if (!this.reserve(declared ?? this.received)) return this.done;
+    if (declared !== undefined) {
+      if (declared >= KEPT_BODY_BYTES) {
+        this.kept = keptBodies.take(declared);
+        this.buffer = Buffer.from(this.kept.buffer, this.kept.byteOffset, declared);
       } else {
-        this.buffer = Buffer.allocUnsafe(declaredLength);
+        this.buffer = Buffer.allocUnsafe(declared);
+      }
+      // What arrived before the start (uWebSockets.js): never more than declared, as push()
+      // counted it against the limit and Content-Length framing ends the body there.
+      let at = 0;
+      for (const chunk of this.chunks) {
+        this.buffer.set(chunk.subarray(0, declared - at), at);
+        at += Math.min(chunk.length, declared - at);
+      }
+      this.chunks = [];
+      if (this.received > declared) {
+        this.fail(new HttpError('malformed_request', 'The request body is longer than its Content-Length'));
+        return this.done;
       }
     }
+    if (this.ended) this.finish();
+    // Also after the last chunk: a paused uWebSockets.js socket must read the next request.
+    this.begin();
+    return this.done;
   }
 
   /** One chunk; `copy` when the bytes are only valid during the call (uWebSockets.js). */
@@ -57,22 +152,27 @@ export class BodyReader {
     if (this.failed || this.complete) return;
     const size = chunk.byteLength;
     this.received += size;
-    if (this.received > this.limit) return this.fail(new HttpError('payload_too_large', `The request body exceeds the limit of ${this.limit} bytes`));
+    if (this.received > this.limit) return this.fail(tooLarge(this.limit));
     if (this.buffer) {
       if (this.received > this.buffer.length) return this.fail(new HttpError('malformed_request', 'The request body is longer than its Content-Length'));
       this.buffer.set(chunk, this.received - size);
     } else if (size > 0) {
+      // Chunked uploads are held chunk by chunk: each one taken from the budget as it comes.
+      if (this.started && this.declaredLength === undefined && !this.reserve(size)) return;
       this.chunks.push(copy ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
     }
-    if (isLast) this.finish();
+    if (isLast) {
+      if (this.started) this.finish();
+      else this.ended = true;
+    }
   }
 
   /** The body ended (node:http 'end' after the last chunk). */
   finish(): void {
     if (this.failed || this.complete) return;
+    if (this.buffer && this.received < this.buffer.length) return this.fail(new HttpError('malformed_request', 'The request body is shorter than its Content-Length'));
     this.complete = true;
     if (this.buffer) {
-      if (this.received < this.buffer.length) return this.fail(new HttpError('malformed_request', 'The request body is shorter than its Content-Length'));
       this.resolve(this.buffer);
     } else {
       this.resolve(this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.received));
@@ -86,17 +186,34 @@ export class BodyReader {
     this.failed = true;
     this.buffer = undefined;
     this.chunks = [];
+    this.giveBack();
     const kept = this.kept;
     this.kept = undefined;
     if (kept) keptBodies.give(kept);
   }
 
-  /** The connection went away or the body could not be read. */
+  /** The connection went away or the body could not be read (no effect once it was read). */
   fail(err: HttpError): void {
-    if (this.failed) return;
+    if (this.failed || this.complete) return;
     this.failed = true;
     this.buffer = undefined;
     this.chunks = [];
+    this.giveBack();
     this.reject(err);
+  }
+
+  private reserve(bytes: number): boolean {
+    if (!this.budget || bytes === 0) return true;
+    if (!this.budget.take(bytes)) {
+      this.fail(busy());
+      return false;
+    }
+    this.reserved += bytes;
+    return true;
+  }
+
+  private giveBack(): void {
+    if (this.budget && this.reserved > 0) this.budget.give(this.reserved);
+    this.reserved = 0;
   }
 }

@@ -2,6 +2,7 @@
 // operational endpoints and the OpenAPI document.
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { JSON_BODY_BYTES } from '../../src/http/body.ts';
 import { startTestApp, type TestApp } from '../support/testApp.ts';
 
 let t: TestApp;
@@ -100,12 +101,16 @@ describe('errors', () => {
     expect(wrongItem.headers.get('allow')).toBe('GET, HEAD, PUT, DELETE');
   });
 
-  it('413 for a body over the limit, declared or chunked, and keeps serving', async () => {
-    const big = JSON.stringify({ name: 'x'.repeat(5000) });
+  it('413 for a body over the route limit, declared or chunked, and keeps serving', async () => {
+    const big = JSON.stringify({ name: 'x'.repeat(JSON_BODY_BYTES) });
     expectProblem(await t.api.request('POST', '/api/admin/organizations', { token: t.adminToken, body: big, headers: { 'content-type': 'application/json' } }), 413, 'payload_too_large');
 
-    const res = await postChunked('/api/admin/organizations', [Buffer.from('{"name":"'), Buffer.alloc(3000, 0x61), Buffer.alloc(3000, 0x61), Buffer.from('"}')]);
+    const half = JSON_BODY_BYTES / 2 + 1;
+    const res = await postChunked('/api/admin/organizations', [Buffer.from('{"name":"'), Buffer.alloc(half, 0x61), Buffer.alloc(half, 0x61), Buffer.from('"}')]);
     expect(res.status).toBe(413);
+    // BODY_LIMIT_BYTES (4096 here) is the limit of reading batches.
+    const batch = await t.api.request('POST', '/api/readings', { token: t.adminToken, body: `{"meters":[${' '.repeat(5000)}]}`, headers: { 'content-type': 'application/json' } });
+    expectProblem(batch, 413, 'payload_too_large');
     expect((await t.api.get('/health')).status).toBe(200);
   });
 
