@@ -188,6 +188,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       translateError,
       compression: new Compression({ encodings: config.compressionEncodings, minBytes: config.compressionMinBytes }),
       cors: new Cors(config.corsOrigins),
+      largeBodyLimit: config.bodyLimitBytes,
     });
     const { server, reason } = createHttpServer(
       router,

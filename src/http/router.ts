@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import fastJson from 'fast-json-stringify';
 import type { ValidateFunction } from 'ajv';
 import { checkCredentials, checkRequestOrganization } from './authorize.ts';
-import { defaultBodyLimit } from './body.ts';
+import { BYTES_PER_JSON_VALUE, defaultBodyLimit, jsonValuesExceed } from './body.ts';
 import { compressPieces, varyOnAcceptEncoding, type Compression } from './compression.ts';
 import type { Cors } from './cors.ts';
 import { HttpError, PROBLEM_CONTENT_TYPE, problemSchema, type ErrorCode, type ProblemDetails } from './errors.ts';
@@ -57,6 +57,8 @@ export interface RouterDeps {
   compression?: Compression;
   /** Cross-origin access (cors.ts); none when absent. */
   cors?: Cors;
+  /** The limit of `large` routes (BODY_LIMIT_BYTES), for their JSON value count; default 256 MiB. */
+  largeBodyLimit?: number;
 }
 
 type Body = string | Buffer | (string | Buffer)[] | undefined;
@@ -333,13 +335,19 @@ export class Router {
     if (!isJsonContentType(contentType)) throw this.contentTypeError(route, 'application/json', contentType);
     if (!body || body.length === 0) throw new HttpError('malformed_json', 'The request body is empty; a JSON document is required');
     if (!isUtf8(body)) throw new HttpError('malformed_json', 'The request body is not valid UTF-8');
+    const limit = route.bodyLimit === 'large' ? (this.deps.largeBodyLimit ?? 256 * 1024 * 1024) : route.bodyLimit;
+    const maxValues = Math.floor(limit / BYTES_PER_JSON_VALUE);
+    if (jsonValuesExceed(body, maxValues)) throw new HttpError('payload_too_large', `The request body holds more than ${maxValues} JSON values, this route's limit`);
     let value: unknown;
     try {
       value = JSON.parse(body.toString('utf8'));
     } catch (err) {
       throw new HttpError('malformed_json', `The request body is not valid JSON: ${(err as Error).message}`);
     }
-    refuseUnstorableText(value, '', 'Invalid request body');
+    // Text PostgreSQL cannot store reaches a parsed value only through a \u escape: JSON admits
+    // no raw control characters, and valid UTF-8 encodes no lone surrogate. Without one, the walk
+    // over every value is skipped.
+    if (body.includes('\\u')) refuseUnstorableText(value, '', 'Invalid request body');
     if (route.validateBody && !route.validateBody(value)) {
       throw new HttpError('validation_failed', 'Invalid request body', { errors: toFieldErrors(route.validateBody.errors, '') });
     }

@@ -29,7 +29,7 @@ export interface ServerOptions {
 }
 
 export const DEFAULT_MAX_HEADER_BYTES = 32 * 1024;
-export const DEFAULT_BODY_BUDGET_BYTES = 64 * 1024 * 1024;
+export const DEFAULT_BODY_BUDGET_BYTES = 32 * 1024 * 1024;
 export const DEFAULT_MAX_URL_BYTES = 16 * 1024;
 
 /** One HTTP front, whichever library serves it. */
@@ -261,8 +261,10 @@ export class ServerCore {
       });
       return await this.router.finish(route, head, reply);
     } catch (err) {
-      // Answering before the whole body was read: the connection cannot be reused.
-      if (body && !body.complete) ex.closeAfter = true;
+      // Answering without the body: a bounded one is read to its end and dropped first, so the
+      // client gets the answer rather than a reset mid-upload; a reading batch (up to
+      // BODY_LIMIT_BYTES) is not, and the connection closes after the answer.
+      if (body && !body.complete && !(route.bodyLimit !== 'large' && !ex.aborted && (await body.discard()))) ex.closeAfter = true;
       return this.router.encodeError(err, ex.requestId, route, head.headers['origin']);
     }
   }

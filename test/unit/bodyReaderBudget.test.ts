@@ -26,7 +26,6 @@ describe('BodyReader before and after admission', () => {
     const reader = new BodyReader(100, undefined, undefined, () => (begun += 1));
     reader.push(Buffer.from('ab'), false, true);
     reader.push(Buffer.from('c'), true, true);
-    expect(reader.complete).toBe(false);
     expect((await reader.start()).toString()).toBe('abc');
     expect(begun).toBe(1);
   });
@@ -81,5 +80,42 @@ describe('the body budget', () => {
     other.push(Buffer.alloc(6), false, false);
     other.fail({ status: 400 } as HttpError);
     expect(budget.held).toBe(0);
+  });
+});
+
+describe('discard: answering without the body', () => {
+  it('reads the rest and drops it, holding nothing, so the connection can be kept', async () => {
+    const budget = new BodyBudget(10);
+    let begun = 0;
+    const reader = new BodyReader(10, 8, budget, () => (begun += 1));
+    reader.push(Buffer.alloc(3), false, true);
+    const dropped = reader.discard();
+    expect(begun).toBe(1);
+    reader.push(Buffer.alloc(5), true, true);
+    expect(await dropped).toBe(true);
+    expect(reader.complete).toBe(true);
+    expect(budget.held).toBe(0);
+  });
+
+  it('after a budget refusal, too', async () => {
+    const budget = new BodyBudget(4);
+    const reader = new BodyReader(10, 8, budget, () => undefined);
+    void reader.start();
+    expect((await refusal(reader))?.status).toBe(503);
+    const dropped = reader.discard();
+    reader.push(Buffer.alloc(8), true, false);
+    expect(await dropped).toBe(true);
+  });
+
+  it('not past the limit, nor once the connection is gone', async () => {
+    const chunked = new BodyReader(4, undefined, undefined, () => undefined);
+    const tooLong = chunked.discard();
+    chunked.push(Buffer.alloc(5), false, false);
+    expect(await tooLong).toBe(false);
+    expect(chunked.complete).toBe(false);
+    const cut = new BodyReader(10, 8, undefined, () => undefined);
+    const gone = cut.discard();
+    cut.fail({ status: 400 } as HttpError);
+    expect(await gone).toBe(false);
   });
 });
