@@ -142,6 +142,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       audiences: config.tokenAudiences,
       perClientPerMinute: config.rateLimitTokenPerMinute,
       unknownClientPerMinute: config.rateLimitTokenUnknownPerMinute,
+      rateLimits,
     });
     let openApiJson: string | undefined;
     const routes: RouteDef[] = [];

@@ -127,7 +127,7 @@ export class BodyReader {
    */
   constructor(
     private readonly limit: number,
-    private readonly declaredLength: number | undefined,
+    readonly declaredLength: number | undefined,
     private readonly budget: BodyBudget | undefined,
     private readonly begin: () => void,
   ) {
@@ -214,8 +214,8 @@ export class BodyReader {
   }
 
   /** The request is answered without its body (refused before or instead of reading it): the rest
-   * is read and dropped, holding nothing, so the client gets the answer on a connection it can
-   * keep rather than a reset mid-upload. Resolves whether the whole body arrived. */
+   * is read and dropped, holding nothing, so the client can finish its upload, read the answer
+   * and keep the connection. Resolves whether the whole body arrived. */
   discard(): Promise<boolean> {
     if (this.arrived) return Promise.resolve(!this.broken);
     if (this.broken) return Promise.resolve(false);

@@ -13,13 +13,7 @@ import { compressPieces, varyOnAcceptEncoding, type Compression } from './compre
 import type { Cors } from './cors.ts';
 import { HttpError, PROBLEM_CONTENT_TYPE, problemSchema, type ErrorCode, type ProblemDetails } from './errors.ts';
 import { arrayKeysOf, parseQuery } from './query.ts';
-import {
-  rateLimitHeaders,
-  retryAfterSeconds,
-  tooManyRequestsText,
-  type RateLimitResult,
-  type RateLimitStore,
-} from './rateLimit.ts';
+import { consumeQuota, RateLimitedError, type RateLimitStore } from './rateLimit.ts';
 import type { ApiReply, ApiRequest, BodyLimit, HttpMethod, Principal, RateLimitWindow, RouteDef } from './types.ts';
 import { compile, createValidators, toFieldErrors, unstorableTextErrors, type Validators } from './validation.ts';
 
@@ -123,14 +117,7 @@ export function compileRoute(def: RouteDef, validators: Validators): CompiledRou
   };
 }
 
-export class RateLimitedError extends Error {
-  constructor(
-    readonly text: string,
-    readonly headers: Record<string, string>,
-  ) {
-    super('rate limited');
-  }
-}
+export { RateLimitedError };
 
 export class Router {
   readonly routes: CompiledRoute[];
@@ -288,15 +275,8 @@ export class Router {
     };
   }
 
-  private async consume(name: string, key: string, windows: readonly RateLimitWindow[]): Promise<Record<string, string>> {
-    const now = this.now();
-    const result: RateLimitResult = await this.deps.rateLimits.consume(`${name}:${key}`, windows, now);
-    const headers = rateLimitHeaders(result);
-    if (!result.allowed) {
-      const retryAfter = retryAfterSeconds(result, now);
-      throw new RateLimitedError(tooManyRequestsText(name, windows, retryAfter), { ...headers, 'Retry-After': String(retryAfter) });
-    }
-    return headers;
+  private consume(name: string, key: string, windows: readonly RateLimitWindow[]): Promise<Record<string, string>> {
+    return consumeQuota(this.deps.rateLimits, name, key, windows, this.now());
   }
 
   private parseParams(route: CompiledRoute, raw: string[]): Record<string, unknown> {

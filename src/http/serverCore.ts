@@ -261,10 +261,15 @@ export class ServerCore {
       });
       return await this.router.finish(route, head, reply);
     } catch (err) {
-      // Answering without the body: a bounded one is read to its end and dropped first, so the
-      // client gets the answer rather than a reset mid-upload; a reading batch (up to
-      // BODY_LIMIT_BYTES) is not, and the connection closes after the answer.
-      if (body && !body.complete && !(route.bodyLimit !== 'large' && !ex.aborted && (await body.discard()))) ex.closeAfter = true;
+      // Answered without (all of) its body. A bounded body of declared length is read and
+      // dropped after the answer, holding nothing (a lingering close, as nginx does): the client
+      // finishes its upload and reads the answer instead of meeting a reset mid-upload, and may
+      // keep the connection. A chunked body (no end known) or a reading batch (up to
+      // BODY_LIMIT_BYTES) is not read: the connection closes after the answer.
+      if (body && !body.complete) {
+        if (route.bodyLimit !== 'large' && body.declaredLength !== undefined && !ex.aborted) void body.discard();
+        else ex.closeAfter = true;
+      }
       return this.router.encodeError(err, ex.requestId, route, head.headers['origin']);
     }
   }
