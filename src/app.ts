@@ -4,6 +4,7 @@
 // can run several apps in one process.
 import type { Logger } from 'pino';
 import { identityAdminRoutes } from './admin/identityRoutes.ts';
+import { credentialEventRoutes } from './admin/credentialEventRoutes.ts';
 import { Authenticator } from './auth/authenticator.ts';
 import { ensureBootstrapAdmin, type AdminTokenInfo } from './auth/bootstrap.ts';
 import { meRoutes } from './auth/meRoutes.ts';
@@ -154,6 +155,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       ...organizationClientRoutes(pool),
       ...vtnCredentialRoutes(pool),
       ...identityAdminRoutes(pool),
+      ...credentialEventRoutes(pool),
       ...meterRoutes(pool, timeSeries),
       ...resourceRoutes(pool, timeSeries),
       ...zoneRoutes(pool),
