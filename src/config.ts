@@ -80,8 +80,8 @@ export interface Config {
   bodyBudgetBytes: number;
   /** Bearer token Prometheus sends to GET /metrics on the public listener. */
   metricsToken: string | undefined;
-  /** A second listener serving only GET /metrics, without a token (0: none). */
-  metricsPort: number;
+  /** A second listener serving only GET /metrics, without a token (undefined: none; 0: a free port). */
+  metricsPort: number | undefined;
   metricsHost: string;
 }
 
@@ -151,7 +151,7 @@ export const CONFIG_DOCS: ConfigDoc[] = [
   { name: 'VTN_WEBHOOK_ALLOW_PRIVATE', default: 'false', description: 'Accept and call subscription callbackUrls on loopback, private and link-local addresses (tests, closed networks). Off: such URLs are refused (400) and never called.' },
   { name: 'BODY_BUDGET_BYTES', default: '33554432', description: 'Request body bytes held at once by all routes but reading batches (32 MiB). A body that does not fit gets 503 with Retry-After: 1 instead of being read; each route has its own limit too (docs/security.md, "Request bodies").' },
   { name: 'METRICS_TOKEN', default: '(unset)', description: 'Bearer token for GET /metrics on the API port (Prometheus `authorization: {credentials: …}`), at least 32 characters. Global administrators’ tokens are accepted too; anyone else gets 401/403. docs/security.md, "Metrics".' },
-  { name: 'METRICS_PORT', default: '0', description: 'A second listener, on METRICS_HOST, that serves only GET /metrics and asks no token (for a scraper on the same host or network); 0 = none.' },
+  { name: 'METRICS_PORT', default: '(unset)', description: 'A second listener, on METRICS_HOST, that serves only GET /metrics and asks no token (for a scraper on the same host or network); unset = none, 0 = a free port (logged).' },
   { name: 'METRICS_HOST', default: '127.0.0.1', description: 'Address of the METRICS_PORT listener (loopback by default: set it only to an interface your monitoring network alone reaches).' },
 ];
 
@@ -301,7 +301,7 @@ export function loadConfig(env: Env = process.env): Config {
     mqttBrokerConcurrency: r.int('MQTT_BROKER_CONCURRENCY', 100, 1, 1_000_000),
     bodyBudgetBytes: r.int('BODY_BUDGET_BYTES', 32 * 1024 * 1024, 64 * 1024, 2 ** 40),
     metricsToken: r.raw('METRICS_TOKEN'),
-    metricsPort: r.int('METRICS_PORT', 0, 0, 65535),
+    metricsPort: r.raw('METRICS_PORT') === undefined ? undefined : r.int('METRICS_PORT', 0, 0, 65535),
     metricsHost: r.string('METRICS_HOST', '127.0.0.1'),
   };
   if (config.metricsToken !== undefined && config.metricsToken.length < 32) r.problems.push('METRICS_TOKEN must be at least 32 characters');

@@ -127,6 +127,9 @@ export interface RouteDef {
   tags: readonly string[];
   /** `public`: no token needed. */
   auth: 'public' | AuthRequirement;
+  /** A public route that checks a bearer token of its own (GET /metrics: METRICS_TOKEN or a global
+   * administrator's token); the OpenAPI document then shows the bearer requirement. */
+  ownBearer?: boolean;
   params?: JsonSchema;
   query?: JsonSchema;
   bodyKind?: BodyKind;

@@ -147,7 +147,7 @@ describe('operations', () => {
 
   it('GET /metrics exposes request counters, latency and pool gauges', async () => {
     await t.api.get('/api/nothing');
-    const res = await t.api.get('/metrics');
+    const res = await t.api.get('/metrics', t.adminToken);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
     expect(res.text).toMatch(/http_requests_total\{method="GET",route="\/health",status="200"\} \d+/);
