@@ -3,10 +3,11 @@
 // backpressure (tryEnd + onWritable), answers 404/405, and drains in-flight requests on shutdown.
 // Everything else happens in ServerCore and the Router, which never see a socket.
 //
-// Known limit, by uWebSockets.js's design: a request pipelined behind one whose response is still
-// pending (any route that awaits the database) makes uWS close the connection, and neither
-// response is sent (uWS keeps one response state per socket). Node's HTTP server answers them in
-// order; that is why HTTP_SERVER defaults to `node` (docs/architecture.md, "HTTP server").
+// Known limits, by uWebSockets.js's design (v20.30, the trusted build): a request pipelined behind
+// one whose response is still pending (any route that awaits the database) makes uWS close the
+// connection after the answers already written, in order; the client retries the rest (RFC 9112
+// §9.3.2). node:http answers them all in order. Requests its parser refuses (no Host, bare LF, a
+// header without a colon) get no status. docs/architecture.md, "HTTP server", compares the fronts.
 import { STATUS_CODES } from 'node:http';
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import { tooLarge, type BodyReader } from './body.ts';
@@ -159,6 +160,14 @@ export class UwsHttpServer implements HttpServer {
     const ex = this.begin(res, isHead ? 'HEAD' : route.def.method, route.def.path, head.requestId, isHead);
     const declared = parseContentLength(head.headers['content-length']);
     const chunked = head.headers['transfer-encoding'] !== undefined;
+    // uWS reads the first of several Content-Length headers: a proxy reading another would frame
+    // the body differently (request smuggling). RFC 9112 §6.3: refuse, and close.
+    if (declared !== undefined && declared !== 'invalid' && repeatsContentLength(req)) {
+      ex.closeAfter = true;
+      res.onData(() => undefined);
+      this.write(ex, this.core.errorOutgoing(new HttpError('malformed_request', 'Content-Length must be given once'), ex.requestId, route, head.headers['origin']));
+      return;
+    }
     if (declared === 'invalid') {
       ex.closeAfter = true;
       res.onData(() => undefined);
@@ -295,6 +304,14 @@ function readHeaders(req: HttpRequest): Record<string, string> {
   return headers;
 }
 
+
+function repeatsContentLength(req: HttpRequest): boolean {
+  let count = 0;
+  req.forEach((name) => {
+    if (name === 'content-length') count += 1;
+  });
+  return count > 1;
+}
 
 function hasBody(req: HttpRequest): boolean {
   const length = req.getHeader('content-length');
