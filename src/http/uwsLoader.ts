@@ -3,9 +3,9 @@
 // in node_modules (or a package other than the one pinned) is never loaded.
 //
 // The build: `uWebSockets.js` in package.json = npm's @trufflesuite/uws-js-unofficial
-// 20.30.0-unofficial.0 (Truffle Suite, ConsenSys: the uWebSockets.js v20.30.0 binaries they ship
-// for Ganache), binaries for Node 16, 18 and 20 (ABI 93, 108, 115) on Linux x64/arm64/arm, macOS
-// and Windows, linked against glibc 2.17+. Its entry point is bypassed on purpose: on a Node
+// 20.30.0-unofficial.0 (Truffle Suite, ConsenSys: their node-gyp build of uWebSockets.js v20.30.0,
+// shipped with Ganache), binaries for Node 16, 18 and 20 (ABI 93, 108, 115) on Linux
+// x64/arm64/arm, macOS and Windows, linked against glibc 2.17+. Its entry point is bypassed on purpose: on a Node
 // without a binary it falls back to a JavaScript imitation that crashes on the first request
 // (regression uwsShimCrashesOnNode22). Provenance and what loads where: docs/architecture.md,
 // "Native dependencies".
