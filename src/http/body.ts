@@ -232,6 +232,9 @@ export class BodyReader {
   release(): void {
     if (this.state !== 'dropping') this.state = 'failed';
     this.drop();
+    // The whole body came before the request was refused (it never started): a paused
+    // uWebSockets.js socket must still read the next request on the connection.
+    if (this.arrived) this.flow();
   }
 
   /** The connection went away or the body could not be read (no effect once it was read). */

@@ -1,8 +1,10 @@
 // The HTTP layer over a real socket: problem documents, 400/404/405/413, request ids, the
 // operational endpoints and the OpenAPI document.
+import { Agent, request as httpRequest } from 'node:http';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JSON_BODY_BYTES } from '../../src/http/body.ts';
+import { createOrgClient } from '../support/fixtures.ts';
 import { startTestApp, type TestApp } from '../support/testApp.ts';
 
 let t: TestApp;
@@ -112,6 +114,36 @@ describe('errors', () => {
     const batch = await t.api.request('POST', '/api/readings', { token: t.adminToken, body: `{"meters":[${' '.repeat(5000)}]}`, headers: { 'content-type': 'application/json' } });
     expectProblem(batch, 413, 'payload_too_large');
     expect((await t.api.get('/health')).status).toBe(200);
+  });
+
+  it('a request refused before its body is read leaves its connection usable', async () => {
+    // 401 (no token) and 403 (no right) come before the body is read; the body, small or large,
+    // is then read and dropped, and the next request on the same connection is served.
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const send = (method: string, path: string, body?: string, token?: string) =>
+      new Promise<{ status: number; reused: boolean }>((resolve, reject) => {
+        const req = httpRequest({ host: '127.0.0.1', port: t.app.port, method, path, agent, headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) } }, (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode!, reused: req.reusedSocket }));
+        });
+        req.on('error', reject);
+        req.end(body);
+      });
+    // fetch (undici) with a client token refused on its rights (403): the whole small body had
+    // come before the refusal, and uWebSockets.js, paused until admission, must read on.
+    const reader = await createOrgClient(t.api, t.adminToken, { permissions: ['Organization.Organization.Read'] });
+    for (let i = 0; i < 3; i += 1) {
+      expect((await t.api.post('/api/admin/organizations', { name: 'refused' }, reader.token)).status).toBe(403);
+      expect((await t.api.get('/health')).status).toBe(200);
+    }
+    try {
+      expect((await send('GET', '/health')).status).toBe(200);
+      expect(await send('POST', '/api/admin/organizations', '{"name":"refused"}')).toEqual({ status: 401, reused: true });
+      expect(await send('POST', '/api/admin/organizations', JSON.stringify({ name: 'x'.repeat(300_000) }))).toEqual({ status: 401, reused: true });
+      expect(await send('GET', '/health')).toEqual({ status: 200, reused: true });
+    } finally {
+      agent.destroy();
+    }
   });
 
   it('accepts a chunked body under the limit', async () => {

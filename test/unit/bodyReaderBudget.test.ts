@@ -119,3 +119,18 @@ describe('discard: answering without the body', () => {
     expect(await gone).toBe(false);
   });
 });
+
+describe('release', () => {
+  it('lets the body flow when the whole of it came before a refusal (the connection goes on)', () => {
+    let begun = 0;
+    const reader = new BodyReader(10, 3, undefined, () => (begun += 1));
+    reader.push(Buffer.from('abc'), true, true);
+    expect(reader.complete).toBe(true);
+    reader.release();
+    expect(begun).toBe(1);
+    const cut = new BodyReader(10, 3, undefined, () => (begun += 1));
+    cut.push(Buffer.from('a'), false, true);
+    cut.release();
+    expect(begun).toBe(1);
+  });
+});
