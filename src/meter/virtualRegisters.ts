@@ -13,11 +13,12 @@ import type { Queryable } from '../store/database.ts';
 import { seriesJson } from '../store/timeseries/readingJson.ts';
 import type { Series, TimeSeriesStore } from '../store/timeseries/types.ts';
 import type { WorkerPool } from '../workerPool.ts';
-import { baselineLookbackDays } from '../shared/virtual/baselineAlgorithms.ts';
+import { MAX_SEARCH_DAYS, baselineHistoryDays } from '../shared/virtual/baselineAlgorithms.ts';
+import { excludedDaySet } from '../shared/virtual/baselineDays.ts';
 import { previousResetInstant } from '../shared/virtual/runningTotal.ts';
-import { nextLocalMidnight, startOfLocalDay } from '../shared/virtual/time.ts';
+import { dayIndexOfKey, dayIndexToKey, localDayAt, localDayIndex, nextLocalMidnight, startOfLocalDay } from '../shared/virtual/time.ts';
 import type { VirtualTask } from '../shared/virtual/contract.ts';
-import { eventDaysBetween, registersForRead, type RegisterForRead } from './meterStore.ts';
+import { eventDaysBetween, eventPeriodsBetween, holidaysBetween, registersForRead, type RegisterForRead } from './meterStore.ts';
 import { aggregateOf } from './readingsQuery.ts';
 import type { ComputedSeries, ReadWindow, VirtualEngine } from './virtualEngine.ts';
 
@@ -25,10 +26,6 @@ const MAX_DEPTH = 8;
 /** Most buckets a virtual register is computed over in one request. */
 const MAX_NATIVE_BUCKETS = 2_000_000;
 const DAY_MS = 86_400_000;
-/** How far back event days are counted when sizing a baseline's lookback. */
-const MAX_EXCLUSION_WINDOW_DAYS = 200;
-
-const dayKey = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 interface Computed {
   timestamps: Float64Array;
@@ -131,22 +128,32 @@ export class VirtualRegisters implements VirtualEngine {
       }
       case CalculationType.Baseline: {
         const [source] = await this.sources(register);
-        // Event days widen the search for similar days: count those in a generous window first.
-        const last = computeTargets[n - 1]!;
-        const window = await eventDaysBetween(this.db, source!.id, dayKey(computeTargets[0]! - MAX_EXCLUSION_WINDOW_DAYS * DAY_MS), dayKey(last + DAY_MS));
-        const lookbackDays = baselineLookbackDays(def.baselineAlgorithmType!, window.length) + 1;
+        const algorithm = def.baselineAlgorithmType!;
+        // A target day's baseline depends on the days before it only: event days and holidays
+        // are read from as far back as any search reaches up to the last target day, never after.
+        const firstDay = localDayIndex(computeTargets[0]!, timeZone);
+        const lastDay = localDayIndex(computeTargets[n - 1]!, timeZone);
+        const reach = firstDay - MAX_SEARCH_DAYS - 2;
+        const [excludedDays, eventPeriods, holidays] = await Promise.all([
+          eventDaysBetween(this.db, source!.id, dayIndexToKey(reach), dayIndexToKey(lastDay)),
+          eventPeriodsBetween(this.db, source!.id, localDayAt(reach, timeZone).start, localDayAt(lastDay, timeZone).end),
+          holidaysBetween(this.db, register.id, dayIndexToKey(reach), dayIndexToKey(lastDay)),
+        ]);
+        const excluded = excludedDaySet(excludedDays.map(dayIndexOfKey), eventPeriods, timeZone);
+        const lookbackDays = baselineHistoryDays(algorithm, firstDay, lastDay, excluded) + 1;
         const historyStart = computeTargets[0]! - lookbackDays * DAY_MS;
-        const excluded = window.filter((d) => d >= dayKey(historyStart - DAY_MS));
         const historyTargets = bucketStarts(historyStart, bucketEnd(computeTargets[n - 1]!, resolution, timeZone), resolution, timeZone);
         const history = await this.seriesOf(source!, historyTargets, resolution, depth);
         values = await this.run({
           kind: 'baseline',
-          algorithm: def.baselineAlgorithmType!,
+          algorithm,
           targetTimestamps: computeTargets,
           resolutionSeconds: resolution,
           timeZone,
           history: { timestamps: history.timestamps, values: history.values },
-          excludedDays: excluded,
+          excludedDays,
+          eventPeriods,
+          holidays,
         });
         let latest = NaN;
         for (const u of history.updatedAt) if (!(u <= latest)) latest = u;
