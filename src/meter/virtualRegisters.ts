@@ -13,10 +13,9 @@ import type { Queryable } from '../store/database.ts';
 import { seriesJson } from '../store/timeseries/readingJson.ts';
 import type { Series, TimeSeriesStore } from '../store/timeseries/types.ts';
 import type { WorkerPool } from '../workerPool.ts';
-import { MAX_SEARCH_DAYS, baselineHistoryDays } from '../shared/virtual/baselineAlgorithms.ts';
-import { excludedDaySet } from '../shared/virtual/baselineDays.ts';
+import { baselineHistoryEnd, baselineHistoryStart, baselineReach, excludedDaySet } from '../shared/virtual/baselineDays.ts';
 import { previousResetInstant } from '../shared/virtual/runningTotal.ts';
-import { dayIndexOfKey, dayIndexToKey, localDayAt, localDayIndex, nextLocalMidnight, startOfLocalDay } from '../shared/virtual/time.ts';
+import { dayIndexOfKey, dayIndexToKey, localDayAt, nextLocalMidnight, startOfLocalDay } from '../shared/virtual/time.ts';
 import type { VirtualTask } from '../shared/virtual/contract.ts';
 import { eventDaysBetween, eventPeriodsBetween, holidaysBetween, registersForRead, type RegisterForRead } from './meterStore.ts';
 import { aggregateOf } from './readingsQuery.ts';
@@ -25,7 +24,6 @@ import type { ComputedSeries, ReadWindow, VirtualEngine } from './virtualEngine.
 const MAX_DEPTH = 8;
 /** Most buckets a virtual register is computed over in one request. */
 const MAX_NATIVE_BUCKETS = 2_000_000;
-const DAY_MS = 86_400_000;
 
 interface Computed {
   timestamps: Float64Array;
@@ -129,20 +127,18 @@ export class VirtualRegisters implements VirtualEngine {
       case CalculationType.Baseline: {
         const [source] = await this.sources(register);
         const algorithm = def.baselineAlgorithmType!;
-        // A target day's baseline depends on the days before it only: event days and holidays
-        // are read from as far back as any search reaches up to the last target day, never after.
-        const firstDay = localDayIndex(computeTargets[0]!, timeZone);
-        const lastDay = localDayIndex(computeTargets[n - 1]!, timeZone);
-        const reach = firstDay - MAX_SEARCH_DAYS - 2;
+        // A target day's baseline depends on the days before it only: event days and holidays are
+        // read from as far back as any search reaches, up to the last target day and never after.
+        const reach = baselineReach(computeTargets, timeZone);
         const [excludedDays, eventPeriods, holidays] = await Promise.all([
-          eventDaysBetween(this.db, source!.id, dayIndexToKey(reach), dayIndexToKey(lastDay)),
-          eventPeriodsBetween(this.db, source!.id, localDayAt(reach, timeZone).start, localDayAt(lastDay, timeZone).end),
-          holidaysBetween(this.db, register.id, dayIndexToKey(reach), dayIndexToKey(lastDay)),
+          eventDaysBetween(this.db, source!.id, dayIndexToKey(reach.fromDay), dayIndexToKey(reach.lastDay)),
+          eventPeriodsBetween(this.db, source!.id, localDayAt(reach.fromDay, timeZone).start, localDayAt(reach.lastDay, timeZone).end),
+          holidaysBetween(this.db, register.id, dayIndexToKey(reach.fromDay), dayIndexToKey(reach.lastDay)),
         ]);
         const excluded = excludedDaySet(excludedDays.map(dayIndexOfKey), eventPeriods, timeZone);
-        const lookbackDays = baselineHistoryDays(algorithm, firstDay, lastDay, excluded) + 1;
-        const historyStart = computeTargets[0]! - lookbackDays * DAY_MS;
-        const historyTargets = bucketStarts(historyStart, bucketEnd(computeTargets[n - 1]!, resolution, timeZone), resolution, timeZone);
+        const historyStart = baselineHistoryStart(algorithm, computeTargets, reach, excluded);
+        const historyEnd = Math.max(baselineHistoryEnd(reach, timeZone), bucketEnd(computeTargets[n - 1]!, resolution, timeZone));
+        const historyTargets = bucketStarts(historyStart, historyEnd, resolution, timeZone);
         const history = await this.seriesOf(source!, historyTargets, resolution, depth);
         values = await this.run({
           kind: 'baseline',

@@ -4,9 +4,9 @@
 // periods cover), and the instant the same-day adjustment looks back from (the start of that
 // window). docs/virtual-registers.md, "Target day".
 import { fail } from './errors.ts';
-import { DAY_MS, localDayIndex, wallSecondsOf, type LocalDay } from './time.ts';
+import { DAY_MS, localDayAt, localDayIndex, wallSecondsOf, type LocalDay } from './time.ts';
 import { dayIndexOfKey } from './calendar.ts';
-import { DaySet } from './baselineAlgorithms.ts';
+import { DaySet, MAX_SEARCH_DAYS, baselineHistoryDays, type BaselineAlgorithm, type BaselineOptions } from './baselineAlgorithms.ts';
 
 /** An event (a demand-response event, a flexibility activation) on the source register: [start, end) in UTC ms. */
 export interface EventPeriod {
@@ -105,4 +105,31 @@ export function excludedDaySet(excludedDays: readonly number[], periods: readonl
     for (let d = localDayIndex(p.start, timeZone); d <= last; d++) days.add(d);
   }
   return new DaySet(days);
+}
+
+/** The days a baseline over some target days can depend on (day numbers of the baseline's zone). */
+export interface BaselineReach {
+  firstDay: number;
+  lastDay: number;
+  /** Excluded days, event periods and holidays before this day never matter (no search reaches it). */
+  fromDay: number;
+}
+
+/** The reach of a baseline over ascending `targets` (at least one): nothing after the last target day matters. */
+export function baselineReach(targets: Float64Array, timeZone: string): BaselineReach {
+  const firstDay = localDayIndex(targets[0]!, timeZone);
+  return { firstDay, lastDay: localDayIndex(targets[targets.length - 1]!, timeZone), fromDay: firstDay - MAX_SEARCH_DAYS - 1 };
+}
+
+/** Where `history` must start (UTC ms) for a baseline over `targets`, given the days excluded in its reach. */
+export function baselineHistoryStart(algorithm: BaselineAlgorithm, targets: Float64Array, reach: BaselineReach, excluded: DaySet, options: BaselineOptions = {}): number {
+  // One day more than the day count: the first target may start late in its day, and days across
+  // a clock change are 23 or 25 hours long.
+  return targets[0]! - (baselineHistoryDays(algorithm, reach.firstDay, reach.lastDay, excluded, options) + 1) * DAY_MS;
+}
+
+/** Where `history` must end (UTC ms, exclusive): at the end of the last target day, whatever part
+ * of it is asked for, since the readings of a day before its event make its adjustment window. */
+export function baselineHistoryEnd(reach: BaselineReach, timeZone: string): number {
+  return localDayAt(reach.lastDay, timeZone).end;
 }
