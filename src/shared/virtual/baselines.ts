@@ -127,11 +127,13 @@ function dayValues(s: BaselineAlgorithmSpec, context: BaselineContext, plan: Day
   let profile: Float64Array = new Float64Array(plan.grid.length);
   for (let i = 0; i < profile.length; i++) {
     let sum = 0;
-    for (const day of chosen) sum += context.valueAtClock(day, plan.clock[i]!);
+    if (i >= plan.from && i < plan.to) for (const day of chosen) sum += day.values[i - plan.from]!;
+    else for (const day of chosen) sum += context.valueAtClock(day.day, plan.clock[i]!);
     profile[i] = sum / chosen.length;
   }
   if (s.adjustment !== 'none') {
-    const means = windowMeans(context, plan.day, plan.anchor, chosen, settings.windowHours, settings.gapHours);
+    const days = chosen.map((d) => d.day);
+    const means = windowMeans(context, plan.day, plan.anchor, days, settings.windowHours, settings.gapHours);
     if (means === undefined) return undefined;
     profile = applyAdjustment(s.adjustment, profile, means, settings.cap);
   }
@@ -140,19 +142,23 @@ function dayValues(s: BaselineAlgorithmSpec, context: BaselineContext, plan: Day
 
 interface Candidate {
   day: LocalDay;
-  /** Total over the compared clock times. */
+  /** Its values at the compared clock times (looked up once: they are also the profile's). */
+  values: Float64Array;
+  /** Their total. */
   total: number;
 }
 
-/** The total of `day` over the compared clock times of the plan; NaN when one is missing. */
-function comparedTotal(context: BaselineContext, plan: DayPlan, day: LocalDay): number {
+/** `day` as a candidate: its values at the compared clock times; undefined when one is missing. */
+function candidate(context: BaselineContext, plan: DayPlan, day: LocalDay): Candidate | undefined {
+  const values = new Float64Array(plan.to - plan.from);
   let total = 0;
-  for (let i = plan.from; i < plan.to; i++) {
-    const v = context.valueAtClock(day, plan.clock[i]!);
-    if (Number.isNaN(v)) return NaN;
+  for (let i = 0; i < values.length; i++) {
+    const v = context.valueAtClock(day, plan.clock[plan.from + i]!);
+    if (Number.isNaN(v)) return undefined;
+    values[i] = v;
     total += v;
   }
-  return total;
+  return { day, values, total };
 }
 
 /**
@@ -162,34 +168,40 @@ function comparedTotal(context: BaselineContext, plan: DayPlan, day: LocalDay): 
  * the first Y of them (PJM: after leaving out low-usage days, and completed with event days);
  * of those, the X with the highest total (on equal totals the more recent day).
  */
-function similarDays(s: BaselineAlgorithmSpec, context: BaselineContext, plan: DayPlan, settings: Settings): LocalDay[] | undefined {
+function similarDays(s: BaselineAlgorithmSpec, context: BaselineContext, plan: DayPlan, settings: Settings): Candidate[] | undefined {
   const target = plan.day.index;
   const type = dayClassOf(s.classing, target, settings.holidays);
   const { x, y } = s.select[type]!;
   const searchDays = searchDaysOf(s, y, target, settings.excluded, settings.maxLookbackDays);
-  const wholeWindow = s.lowUsageShare > 0 || s.completeWithEventDays;
   const usable: Candidate[] = [];
   const events: Candidate[] = [];
-  for (let back = 1; back <= searchDays && (wholeWindow || usable.length < y); back++) {
+  // The low-usage threshold: a share of the mean total of the first Y usable days.
+  let threshold = -Infinity;
+  let aboveThreshold = 0;
+  for (let back = 1; back <= searchDays && aboveThreshold < y; back++) {
     const index = target - back;
     if (dayClassOf(s.classing, index, settings.holidays) !== type) continue;
     const excluded = settings.excluded.has(index);
     if (excluded && !s.completeWithEventDays) continue;
     const day = context.day(index);
     if (day.end <= context.lookup.start) break; // before the history: nothing more to find
-    const total = comparedTotal(context, plan, day);
-    if (Number.isNaN(total)) continue;
-    (excluded ? events : usable).push({ day, total });
+    const found = candidate(context, plan, day);
+    if (found === undefined) continue;
+    if (excluded) {
+      events.push(found);
+      continue;
+    }
+    usable.push(found);
+    if (s.lowUsageShare > 0 && usable.length === y) {
+      threshold = (s.lowUsageShare * usable.reduce((sum, d) => sum + d.total, 0)) / y;
+      aboveThreshold = usable.filter((d) => d.total >= threshold).length;
+    } else if (found.total >= threshold) aboveThreshold++;
   }
-  let basis = usable.slice(0, y);
-  if (s.lowUsageShare > 0 && basis.length > 0) {
-    const threshold = (s.lowUsageShare * basis.reduce((sum, d) => sum + d.total, 0)) / basis.length;
-    basis = usable.filter((d) => d.total >= threshold).slice(0, y);
-  }
+  let basis = usable.filter((d) => d.total >= threshold).slice(0, y);
   if (s.completeWithEventDays && basis.length < y) {
     // Array.prototype.sort is stable: equal totals keep their recency order.
     basis = basis.concat([...events].sort((a, b) => b.total - a.total).slice(0, y - basis.length));
   }
   if (basis.length < x) return undefined;
-  return [...basis].sort((a, b) => b.total - a.total).slice(0, x).map((d) => d.day);
+  return [...basis].sort((a, b) => b.total - a.total).slice(0, x);
 }
