@@ -124,11 +124,12 @@ function dayValues(s: BaselineAlgorithmSpec, context: BaselineContext, plan: Day
   if (plan.from === plan.to) return undefined;
   const chosen = similarDays(s, context, plan, settings);
   if (chosen === undefined) return undefined;
-  let profile: Float64Array = new Float64Array(plan.grid.length);
+  const { clock, from, to } = plan;
+  let profile: Float64Array = new Float64Array(clock.length);
   for (let i = 0; i < profile.length; i++) {
     let sum = 0;
-    if (i >= plan.from && i < plan.to) for (const day of chosen) sum += day.values[i - plan.from]!;
-    else for (const day of chosen) sum += context.valueAtClock(day.day, plan.clock[i]!);
+    if (i >= from && i < to) for (const day of chosen) sum += day.values[i - from]!;
+    else for (const day of chosen) sum += context.valueAtClock(day.day, clock[i]!);
     profile[i] = sum / chosen.length;
   }
   if (s.adjustment !== 'none') {
@@ -150,10 +151,11 @@ interface Candidate {
 
 /** `day` as a candidate: its values at the compared clock times; undefined when one is missing. */
 function candidate(context: BaselineContext, plan: DayPlan, day: LocalDay): Candidate | undefined {
-  const values = new Float64Array(plan.to - plan.from);
+  const { clock, from } = plan;
+  const values = new Float64Array(plan.to - from);
   let total = 0;
   for (let i = 0; i < values.length; i++) {
-    const v = context.valueAtClock(day, plan.clock[plan.from + i]!);
+    const v = context.valueAtClock(day, clock[from + i]!);
     if (Number.isNaN(v)) return undefined;
     values[i] = v;
     total += v;
@@ -197,7 +199,7 @@ function similarDays(s: BaselineAlgorithmSpec, context: BaselineContext, plan: D
       aboveThreshold = usable.filter((d) => d.total >= threshold).length;
     } else if (found.total >= threshold) aboveThreshold++;
   }
-  let basis = usable.filter((d) => d.total >= threshold).slice(0, y);
+  let basis = threshold === -Infinity ? usable.slice(0, y) : usable.filter((d) => d.total >= threshold).slice(0, y);
   if (s.completeWithEventDays && basis.length < y) {
     // Array.prototype.sort is stable: equal totals keep their recency order.
     basis = basis.concat([...events].sort((a, b) => b.total - a.total).slice(0, y - basis.length));
