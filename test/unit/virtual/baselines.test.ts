@@ -9,7 +9,8 @@ import {
   isBaselineAlgorithm,
   type BaselineInput,
 } from '../../../src/shared/virtual/baselines.ts';
-import { sameTypeSpanDays } from '../../../src/shared/virtual/baselineAlgorithms.ts';
+import { DaySet, baselineHistoryDays, sameTypeSpanDays } from '../../../src/shared/virtual/baselineAlgorithms.ts';
+import { dayIndexOfKey } from '../../../src/shared/virtual/calendar.ts';
 
 const HOUR = 3_600_000;
 const OSLO = 'Europe/Oslo';
@@ -329,7 +330,7 @@ describe('baselineLookbackDays', () => {
     expect([1, 2, 5, 10, 15, 20].map(sameTypeSpanDays)).toEqual([6, 7, 20, 35, 55, 70]);
   });
 
-  it('asks for 45 days (PJM/CAISO) unless exclusions need more, +1 for the adjustment window', () => {
+  it('asks for 45 days unless exclusions need more, +1 for the adjustment window', () => {
     expect(baselineLookbackDays(A.Zero)).toBe(0);
     expect(baselineLookbackDays(A.PreviousDay)).toBe(1);
     expect(baselineLookbackDays(A.High4Of5)).toBe(45);
@@ -340,6 +341,20 @@ describe('baselineLookbackDays', () => {
     expect(baselineLookbackDays(A.Average10Of10, 10)).toBe(70);
     expect(baselineLookbackDays(A.Average10Of10Additive, 10, { adjustmentWindowHours: 24, adjustmentGapHours: 1 })).toBe(72);
     expect(baselineLookbackDays(A.High4Of5, 0, { maxLookbackDays: 20 })).toBe(20);
+  });
+
+  it('counts only the event days before each target day, and never widens the PJM and CAISO windows', () => {
+    const day = dayIndexOfKey('2024-04-06');
+    // 10 event days right after the target widen nothing; 10 in the 45 days before it give 70.
+    const after = new DaySet(Array.from({ length: 10 }, (_, i) => day + 1 + i));
+    const before = new DaySet(Array.from({ length: 10 }, (_, i) => day - 1 - i));
+    expect(baselineHistoryDays(A.Average10Of10, day, day, after)).toBe(45);
+    expect(baselineHistoryDays(A.Average10Of10, day, day, before)).toBe(70);
+    // Target days 6–16 April with those event days: the 16th has 9 of them before it, so its window
+    // is S(19) = 69 days, reaching 59 days before the 6th.
+    expect(baselineHistoryDays(A.Average10Of10, day, day + 10, after)).toBe(59);
+    for (const code of [A.PjmCustomerBaseline, A.Caiso10In10Unadjusted]) expect(baselineHistoryDays(code, day, day + 10, before)).toBe(45);
+    expect(baselineHistoryDays(A.Caiso10In10, day, day, before)).toBe(46);
   });
 });
 
