@@ -353,7 +353,9 @@ describe('baselineLookbackDays', () => {
     // Target days 6–16 April with those event days: the 16th has 9 of them before it, so its window
     // is S(19) = 69 days, reaching 59 days before the 6th.
     expect(baselineHistoryDays(A.Average10Of10, day, day + 10, after)).toBe(59);
-    for (const code of [A.PjmCustomerBaseline, A.Caiso10In10Unadjusted]) expect(baselineHistoryDays(code, day, day + 10, before)).toBe(45);
+    expect(baselineHistoryDays(A.Caiso10In10Unadjusted, day, day + 10, before)).toBe(45);
+    // The adjusted ones one more, for a chosen day's window starting the day before it.
+    expect(baselineHistoryDays(A.PjmCustomerBaseline, day, day + 10, before)).toBe(46);
     expect(baselineHistoryDays(A.Caiso10In10, day, day, before)).toBe(46);
   });
 });
