@@ -5,7 +5,7 @@ import type { Queryable } from '../store/database.ts';
 import type { VtnCaller } from './access.ts';
 import { targetFilter, type TargetParams } from './context.ts';
 import { query, Where, type Stamp } from './sql.ts';
-import { venReachSql } from './targets.ts';
+import { clientReachSql } from './visibility.ts';
 
 export type Visibility = 'targeted' | 'owned' | 'ven' | 'resource';
 
@@ -15,8 +15,8 @@ export function visibleTo(caller: VtnCaller, visibility: Visibility, w: Where): 
   const client = w.param(caller.clientId);
   switch (visibility) {
     case 'targeted':
-      // Untargeted programs and events are for everyone; targeted ones for the VENs they name.
-      return `(cardinality(t.target_keys) = 0 OR t.target_keys && ${venReachSql('t.organization_id', client)})`;
+      // Untargeted programs and events are for everyone; targeted ones for the VENs they reach.
+      return `(cardinality(t.target_keys) = 0 OR t.target_keys && ${clientReachSql('t.organization_id', client)})`;
     case 'owned':
       return `t.owner_client_id = ${client}`;
     case 'ven':
@@ -41,8 +41,9 @@ export interface FindOptions {
   where?: (w: Where) => void;
   /** Lock the row for an update or delete in this transaction. */
   forUpdate?: boolean;
-  /** SQL producing the served JSON text (default: the stored document). */
-  docExpression?: string;
+  /** SQL producing the served JSON text (default: the stored document); a function may add
+   * parameters. */
+  docExpression?: string | ((w: Where) => string);
 }
 
 /** The conditions every listing starts from: the caller's organization and, when the query has
@@ -69,9 +70,10 @@ export async function findObject(db: Queryable, table: string, caller: VtnCaller
   options.where?.(w);
   restrictTo(w, caller, options.visibility);
   const columns = options.columns ? `, ${options.columns}` : '';
+  const docExpression = typeof options.docExpression === 'function' ? options.docExpression(w) : options.docExpression;
   const rows = await query<FoundRow>(
     db,
-    `SELECT ${options.docExpression ?? 't.doc::text'} AS doc, t.doc->>'createdDateTime' AS "createdDateTime", t.doc->>'modificationDateTime' AS "modificationDateTime"${columns}
+    `SELECT ${docExpression ?? 't.doc::text'} AS doc, t.doc->>'createdDateTime' AS "createdDateTime", t.doc->>'modificationDateTime' AS "modificationDateTime"${columns}
      FROM ${table} t ${w.sql}${options.forUpdate ? ' FOR UPDATE' : ''}`,
     w.values,
   );
