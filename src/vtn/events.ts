@@ -33,7 +33,7 @@ export function addWindow(w: Where, q: WindowParams): void {
 }
 
 export function listEvents(db: Queryable, caller: VtnCaller, q: EventQuery): Promise<string> {
-  const w = listWhere(caller, q);
+  const w = listWhere(caller, q, ['EVENT_NAME', `(t.doc->>'eventName')`]);
   if (q.programID !== undefined) w.add(`t.program_id = ${w.param(q.programID)}`);
   addWindow(w, q);
   return listDocuments(db, TABLE, restrictTo(w, caller, 'targeted'), ORDER, q);

@@ -46,13 +46,24 @@ export interface FindOptions {
   docExpression?: string | ((w: Where) => string);
 }
 
+/** A kind's own name as a target type of the filter (OpenADR 3.0.1's PROGRAM_NAME, EVENT_NAME,
+ * VEN_NAME, RESOURCE_NAME): `[type, SQL of the name on alias t]`. */
+export type NameTarget = readonly [type: string, column: string];
+
 /** The conditions every listing starts from: the caller's organization and, when the query has
- * one, its target filter (a bad one is a 400 before any SQL). */
-export function listWhere(caller: VtnCaller, targets?: TargetParams): Where {
+ * one, its target filter (a bad one is a 400 before any SQL). The filter keeps objects having any
+ * of the targets asked for; with `nameTarget`, the object's name counts as one of its targets
+ * (clients look programs and VENs up by `targetType=PROGRAM_NAME`/`VEN_NAME`). This only narrows
+ * a listing: what a VEN client may see is decided by visibility.ts alone. */
+export function listWhere(caller: VtnCaller, targets?: TargetParams, nameTarget?: NameTarget): Where {
   const keys = targets && targetFilter(targets);
   const w = new Where();
   w.add(`t.organization_id = ${w.param(caller.organizationId)}`);
-  if (keys) w.add(`t.target_keys && ${w.param(keys)}::text[]`);
+  if (keys) {
+    const k = w.param(keys);
+    const byName = nameTarget ? ` OR ('${nameTarget[0]}' || chr(31) || ${nameTarget[1]}) = ANY(${k}::text[])` : '';
+    w.add(`(t.target_keys && ${k}::text[]${byName})`);
+  }
   return w;
 }
 

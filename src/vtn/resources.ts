@@ -32,7 +32,7 @@ async function requireVen(db: Queryable, caller: VtnCaller, venId: string): Prom
 const inVen = (venId: string) => (w: Where) => void w.add(`t.ven_id = ${w.param(venId)}`);
 
 export async function listResources(db: Queryable, caller: VtnCaller, venId: string, q: ResourceQuery): Promise<string> {
-  const w = listWhere(caller, q);
+  const w = listWhere(caller, q, ['RESOURCE_NAME', 't.resource_name']);
   await requireVen(db, caller, venId);
   w.add(`t.ven_id = ${w.param(venId)}`);
   if (q.resourceName !== undefined) w.add(`t.resource_name = ${w.param(q.resourceName)}`);
@@ -41,7 +41,7 @@ export async function listResources(db: Queryable, caller: VtnCaller, venId: str
 
 /** Resources of every VEN the caller may see (OpenADR 3.1 lists them first-level). */
 export function listAllResources(db: Queryable, caller: VtnCaller, q: ResourceQuery & { venID?: string }): Promise<string> {
-  const w = listWhere(caller, q);
+  const w = listWhere(caller, q, ['RESOURCE_NAME', 't.resource_name']);
   if (q.venID !== undefined) w.add(`t.ven_id = ${w.param(q.venID)}`);
   if (q.resourceName !== undefined) w.add(`t.resource_name = ${w.param(q.resourceName)}`);
   return listDocuments(db, TABLE, restrictTo(w, caller, 'resource'), ['seq'], q);

@@ -14,7 +14,7 @@ import { deleteRow, findObject, insertRow, listWhere, restrictTo, updateRow } fr
 import type { Change } from './outbox.ts';
 import { resourceChange } from './resources.ts';
 import { documentOf, listDocuments, newStamp, query, replacedStamp, violatedUnique } from './sql.ts';
-import { sameKeys, targetKeys, type ValuesMap } from './targets.ts';
+import { sameKeys, targetKeys, VEN_NAME_TARGET, type ValuesMap } from './targets.ts';
 import { refreshReach } from './visibility.ts';
 
 const TABLE = 'vtn_vens';
@@ -33,7 +33,7 @@ export interface VenBody {
 export type VenQuery = PageParams & TargetParams & { venName?: string };
 
 export function listVens(db: Queryable, caller: VtnCaller, q: VenQuery): Promise<string> {
-  const w = listWhere(caller, q);
+  const w = listWhere(caller, q, [VEN_NAME_TARGET, 't.ven_name']);
   if (q.venName !== undefined) w.add(`t.ven_name = ${w.param(q.venName)}`);
   return listDocuments(db, TABLE, restrictTo(w, caller, 'ven'), ['seq'], q, VEN_WITH_RESOURCES);
 }
