@@ -65,7 +65,8 @@ export async function createVen(deps: VtnDeps, caller: VtnCaller, body: VenBody)
   if (caller.ven && targetKeys(body.targets).length > 0) throw forbidden('A VEN client cannot set its VEN’s targets');
   const client = binding(caller, body.clientID, null);
   const stamp = newStamp();
-  const base = JSON.stringify(documentOf('VEN', stamp, body, { clientID: client }, ['resources']));
+  // A VEN client's VEN starts with the targets business logic gave it: none ([]).
+  const base = JSON.stringify(documentOf('VEN', stamp, body, caller.ven ? { targets: [], clientID: client } : { clientID: client }, ['resources']));
   try {
     return await mutate(deps, async (tx) => {
       await insertRow(tx, TABLE, caller, stamp, {

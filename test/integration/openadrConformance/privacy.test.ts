@@ -61,6 +61,13 @@ describe.each(SURFACES)('event visibility on $name', (s) => {
     }
   });
 
+  it('serves the VEN a VEN client registers with no targets ([]), bound to that client', async () => {
+    const body = s.name === '3.1.0' ? { objectType: 'VEN_VEN_REQUEST', venName: `self-${s.name}`, attributes: null } : { venName: `self-${s.name}`, attributes: null };
+    const created = await expectStatus(t.api.post(`${s.base}/vens`, body, other.token), 201);
+    expect(created).toMatchObject({ venName: `self-${s.name}`, targets: [], clientID: other.clientId });
+    await expectStatus(t.api.delete(`${s.base}/vens/${created.id}`, bl.token), 200);
+  });
+
   it('shows a VEN client only the VEN bound to it, and lets it rename that VEN', async () => {
     const mine = await blVen(t.api, s, bl, ven, `mine-${s.name}`, ['GROUP:kept']);
     const theirs = await blVen(t.api, s, bl, other, `theirs-${s.name}`);
