@@ -115,9 +115,12 @@ interface Message {
   object?: { targets?: unknown; clientID?: unknown; venID?: unknown } | null;
 }
 
-function keysOf31(targets: unknown): string[] {
-  if (!Array.isArray(targets)) return [];
-  return targetKeys(targetsTo301(targets.filter((t): t is string => typeof t === 'string')) as ValuesMap[]);
+/** The target keys of a 3.1 message's object; undefined when they are not a list of strings
+ * (never published so: then nothing is delivered). */
+function keysOf31(targets: unknown): string[] | undefined {
+  if (targets === null || targets === undefined) return [];
+  if (!Array.isArray(targets) || !targets.every((t) => typeof t === 'string')) return undefined;
+  return targetKeys(targetsTo301(targets) as ValuesMap[]);
 }
 
 /**
@@ -139,6 +142,9 @@ export function mayReceive(caller: VtnCaller, reach: Reach | undefined, topic: s
     const ownDeletion = message.operation === 'DELETE' && (message.objectType === 'VEN' || message.objectType === 'RESOURCE');
     return ownDeletion && message.object?.clientID === caller.clientId;
   }
-  if (kind === 'programs' || kind === 'events') return targetedVisible(keysOf31(message.object?.targets), venKeys);
+  if (kind === 'programs' || kind === 'events') {
+    const keys = keysOf31(message.object?.targets);
+    return keys !== undefined && targetedVisible(keys, venKeys);
+  }
   return true;
 }
