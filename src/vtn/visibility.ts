@@ -78,11 +78,13 @@ function reachOf(json: string | Buffer): Reach {
   return reach;
 }
 
+const reachKey = (organizationId: number, clientId: string) => `${organizationId}|reach|${clientId}`;
+
 /** The VENs bound to a client and their reach, from the read cache (kept correct by the VEN
  * group's version: any VEN or resource write anywhere invalidates it), so calling it for every
  * delivered message costs a map lookup. */
 export async function loadReach(db: Queryable, cache: ReadCache, organizationId: number, clientId: string): Promise<Reach> {
-  const json = await cache.get(organizationId, ['VEN'], `${organizationId}|reach|${clientId}`, async () => {
+  const json = await cache.get(organizationId, ['VEN'], reachKey(organizationId, clientId), async () => {
     const rows = await query<{ id: string; keys: string[] }>(db, 'SELECT id, reach_keys AS keys FROM vtn_vens WHERE organization_id = $1 AND client_id = $2 ORDER BY seq', [
       organizationId,
       clientId,
@@ -90,6 +92,14 @@ export async function loadReach(db: Queryable, cache: ReadCache, organizationId:
     return JSON.stringify(rows.map((r) => [r.id, r.keys]));
   });
   return reachOf(json ?? '[]');
+}
+
+/** The reach as cached now, without waiting (aedes' `authorizeForward` is synchronous), or
+ * undefined when it is not cached or stale (a VEN or resource changed since): then `loadReach`
+ * and decide again. */
+export function cachedReach(cache: ReadCache, organizationId: number, clientId: string): Reach | undefined {
+  const json = cache.peek(organizationId, ['VEN'], reachKey(organizationId, clientId));
+  return json === undefined ? undefined : reachOf(json);
 }
 
 /** An object as the privacy rule sees it. */
