@@ -40,6 +40,6 @@ describe.each(SURFACES)('tokens used on $name', (s) => {
 });
 
 // The broker's side (a token as the MQTT password with no user name, as the ElaadNL MQTT client
-// logs in) belongs with the broker's tests; a subscriber helper that can log in that way is
+// logs in) belongs with the broker's tests; the subscriber that can log in that way is
 // test/support/openAdrClients.ts mqttSubscriber.
 it.todo('accepts an MQTT login with the token as password and no user name');
