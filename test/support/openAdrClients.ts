@@ -54,10 +54,12 @@ export interface Subscriber {
   close(): Promise<void>;
 }
 
-/** A real MQTT client logged in with a VTN access token. The user name is the client id, as
- * /notifiers announces; a login without a user name is the broker's own test. */
-export async function mqttSubscriber(port: number, vtn: VtnClient, filters: string[]): Promise<Subscriber> {
-  const client = await mqtt.connectAsync(`mqtt://127.0.0.1:${port}`, { username: vtn.clientId, password: vtn.token, reconnectPeriod: 0, connectTimeout: 5000 });
+/** A real MQTT client logged in with a VTN access token as password. The user name is the client
+ * id, as /notifiers announces, unless `username` says otherwise (null: none, as the ElaadNL MQTT
+ * client logs in). */
+export async function mqttSubscriber(port: number, vtn: VtnClient, filters: string[], options: { username?: string | null } = {}): Promise<Subscriber> {
+  const username = options.username === undefined ? vtn.clientId : (options.username ?? undefined);
+  const client = await mqtt.connectAsync(`mqtt://127.0.0.1:${port}`, { username, password: vtn.token, reconnectPeriod: 0, connectTimeout: 5000 });
   const messages: { topic: string; body: any }[] = [];
   client.on('message', (topic, payload) => messages.push({ topic, body: JSON.parse(payload.toString()) }));
   const granted = await client.subscribeAsync(filters, { qos: 1 });

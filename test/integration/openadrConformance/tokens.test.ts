@@ -40,6 +40,6 @@ describe.each(SURFACES)('tokens used on $name', (s) => {
 });
 
 // The broker's side (a token as the MQTT password with no user name, as the ElaadNL MQTT client
-// logs in) belongs with the broker's tests; the subscriber that can log in that way is
-// test/support/openAdrClients.ts mqttSubscriber.
+// logs in) belongs with the broker's tests; `mqttSubscriber(port, client, filters, { username:
+// null })` in test/support/openAdrClients.ts logs in that way.
 it.todo('accepts an MQTT login with the token as password and no user name');
