@@ -88,7 +88,7 @@ export async function updateResource(deps: VtnDeps, caller: VtnCaller, venId: st
       const venClient = await requireVen(tx, caller, venId);
       let targets = body.targets;
       if (caller.ven) {
-        if (targets === undefined) targets = found.targets as ValuesMap[] | null;
+        if (targets === undefined || targets === null) targets = found.targets as ValuesMap[] | null;
         else if (!sameKeys(targetKeys(targets), found.keys as string[])) throw forbidden('A VEN client cannot change its resources’ targets');
       }
       const stamp = replacedStamp(id, found);

@@ -93,8 +93,8 @@ export async function updateVen(deps: VtnDeps, caller: VtnCaller, id: string, bo
       if (!found) return { result: undefined, changes: [] };
       let targets = body.targets;
       if (caller.ven) {
-        // Omitted targets keep the stored ones; sending them back unchanged is fine.
-        if (targets === undefined) targets = found.targets as ValuesMap[] | null;
+        // Omitted (or null) targets keep the stored ones; sending them back unchanged is fine.
+        if (targets === undefined || targets === null) targets = found.targets as ValuesMap[] | null;
         else if (!sameKeys(targetKeys(targets), found.keys as string[])) throw forbidden('A VEN client cannot change its VEN’s targets');
       }
       // A business-logic client's write grants the name as a VEN_NAME target; a VEN client keeps

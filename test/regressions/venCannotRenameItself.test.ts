@@ -19,7 +19,8 @@ describe.each(SURFACES)('VEN rename on $name', (s) => {
   it('lets a VEN client rename the VEN bound to it, keeping its targets', async () => {
     const bound = s.name === '3.1.0' ? { objectType: 'BL_VEN_REQUEST', clientID: ven.clientId, targets: ['GROUP:g'] } : { clientID: ven.clientId, targets: [{ type: 'GROUP', values: ['g'] }] };
     const created = await expectStatus(t.api.post(`${s.base}/vens`, { venName: `before-${s.name}`, ...bound }, bl.token), 201);
-    const rename = s.name === '3.1.0' ? { objectType: 'VEN_VEN_REQUEST', venName: `after-${s.name}`, attributes: null } : { venName: `after-${s.name}` };
+    // A VEN client's null targets read as absent: kept.
+    const rename = s.name === '3.1.0' ? { objectType: 'VEN_VEN_REQUEST', venName: `after-${s.name}`, attributes: null } : { venName: `after-${s.name}`, targets: null };
     const renamed = await expectStatus(t.api.put(`${s.base}/vens/${created.id}`, rename, ven.token), 200);
     expect(renamed.venName).toBe(`after-${s.name}`);
     expect(renamed.targets).toEqual(created.targets);
