@@ -8,7 +8,7 @@ async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const unknown = args.filter((a) => a !== '--demo');
   if (unknown.length > 0) {
-    process.stderr.write(`Unknown argument ${unknown.join(' ')}; the only one is --demo (sample data, README.md).\n`);
+    process.stderr.write(`Unknown argument ${unknown.join(' ')}; the only one is --demo (sample data, docs/demo.md).\n`);
     process.exit(2);
   }
   const demo = args.includes('--demo') ? await import('./cli/demo/demo.ts') : undefined;
@@ -17,7 +17,7 @@ async function main(): Promise<void> {
     config = loadConfig(demo ? demo.demoEnvironment(process.env) : process.env);
   } catch (err) {
     if (err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\nSee README.md, Configuration.\n`);
+      process.stderr.write(`${err.message}\nSee docs/configuration.md.\n`);
       process.exit(1);
     }
     throw err;
