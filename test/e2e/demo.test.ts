@@ -3,7 +3,9 @@
 // then has data (checked through the API with the printed token, then in headless Chromium, with
 // screenshots); a second start shows the same world again. The seeding code imports nothing of
 // the server but the code tables, so it uses only what users use.
+import { once } from 'node:events';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -192,14 +194,26 @@ describe.skipIf(NO_CHROMIUM !== undefined)('the demo in Chromium', { timeout: 90
 });
 
 describe('npm run demo again on the same DATA_DIR', () => {
-  it('shows the same world without seeding again', { timeout: 120_000 }, async () => {
+  it('shows the same world without seeding again, its VENs reachable where the receiver now listens', { timeout: 120_000 }, async () => {
     flex.child.kill('SIGTERM');
     await flex.exited;
-    flex = await startDemo();
+    // The demo VENs' receiver cannot have its port again: the subscriptions follow it.
+    const { venReceiverPort } = JSON.parse(fs.readFileSync(path.join(dataDir, 'demo.json'), 'utf8'));
+    const squatter = net.createServer().listen(venReceiverPort, '127.0.0.1');
+    await once(squatter, 'listening');
+    try {
+      flex = await startDemo();
+    } finally {
+      squatter.close();
+    }
     expect(flex.output()).not.toContain('Seeding');
     expect(flex.output()).toContain(`Demo data from ${world.seededAt.slice(0, 10)}`);
     expect(SIGN_IN.exec(flex.output())![2]).toBe(token);
     api = new Api(flex.baseUrl);
     expect((await get(`/api/admin/organizations`)).length).toBe(3);
+    const moved = JSON.parse(fs.readFileSync(path.join(dataDir, 'demo.json'), 'utf8')).venReceiverPort;
+    expect(moved).not.toBe(venReceiverPort);
+    const callbacks = (await get('/api/openadr/v1/subscriptions')).flatMap((s: any) => s.objectOperations.map((o: any) => new URL(o.callbackUrl).port));
+    expect(callbacks).toEqual([String(moved), String(moved)]);
   });
 });
