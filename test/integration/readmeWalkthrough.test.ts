@@ -1,14 +1,14 @@
 // The README's five-minute walkthrough works as written: its shell blocks, taken from the README
-// and run in order by bash in one shell, against a real Flex process started as `npm start`
-// starts it (the administrator's token in `.data/admin-token` of the folder the blocks run in).
-// Only FLEX (the server's address, which the first block defaults to localhost:8080) differs.
-import { spawnSync } from 'node:child_process';
+// and run in order by bash in one shell, against the real server on a fresh database, from a
+// folder whose `.data/admin-token` holds the administrator's token as the first `npm start`
+// writes it. Only FLEX (the server's address, which the first block defaults to
+// localhost:8080) differs.
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFlexProcess, type FlexProcess } from '../support/flexProcess.ts';
-import { createTestDatabase } from '../support/testApp.ts';
+import { startTestApp, type TestApp } from '../support/testApp.ts';
 
 const CURL = ['/usr/bin/curl', '/bin/curl', '/usr/local/bin/curl'].find((p) => fs.existsSync(p));
 const NO_CURL = CURL ? undefined : 'no curl on this machine (apt-get install curl)';
@@ -21,31 +21,39 @@ export function walkthroughBlocks(readme: string): string[] {
 }
 
 let dir: string;
-let flex: FlexProcess;
+let t: TestApp;
 
 beforeAll(async () => {
   if (NO_CURL) return;
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'flex-walkthrough-'));
-  fs.chmodSync(dir, 0o755);
-  flex = await startFlexProcess({ DATABASE_URL: await createTestDatabase(), DATA_DIR: path.join(dir, '.data') });
-}, 120_000);
+  t = await startTestApp({ DATA_DIR: path.join(dir, '.data') });
+  fs.mkdirSync(path.join(dir, '.data'));
+  fs.writeFileSync(path.join(dir, '.data', 'admin-token'), `${t.adminToken}\n`, { mode: 0o600 });
+});
 
 afterAll(async () => {
-  flex?.child.kill('SIGTERM');
-  await flex?.exited;
+  await t?.close();
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
 });
 
+/** bash without blocking this process's event loop (the server runs in it). */
+function bash(script: string, env: NodeJS.ProcessEnv): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', ['-c', script], { cwd: dir, env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c));
+    child.stderr.on('data', (c: Buffer) => (stderr += c));
+    child.on('error', reject);
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
 describe.skipIf(NO_CURL !== undefined)('the README walkthrough', () => {
-  it('runs as written: organization, meter, register, client, token, readings, hourly averages, console link', () => {
+  it('runs as written: organization, meter, register, client, token, readings, hourly averages, console link', async () => {
     const blocks = walkthroughBlocks(fs.readFileSync('README.md', 'utf8'));
     expect(blocks.length).toBeGreaterThanOrEqual(5);
-    const run = spawnSync('bash', ['-c', ['set -euo pipefail', ...blocks].join('\n')], {
-      cwd: dir,
-      env: { ...process.env, FLEX: flex.baseUrl, PATH: `${path.dirname(process.execPath)}:${process.env.PATH}` },
-      encoding: 'utf8',
-      timeout: 60_000,
-    });
+    const run = await bash(['set -euo pipefail', ...blocks].join('\n'), { ...process.env, FLEX: t.url, PATH: `${path.dirname(process.execPath)}:${process.env.PATH}` });
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
     const lines = run.stdout.trim().split('\n');
@@ -55,7 +63,7 @@ describe.skipIf(NO_CURL !== undefined)('the README walkthrough', () => {
       ['2024-03-04T08:00:00.000Z', 1.25, 3600],
       ['2024-03-04T09:00:00.000Z', 1.1, 3600],
     ]);
-    expect(lines[1]).toMatch(new RegExp(`^${flex.baseUrl}/console#/readings\\?org=\\d+&r=${answer.registerId}&from=2024-03-04&to=2024-03-04&res=avg$`));
+    expect(lines[1]).toMatch(new RegExp(`^${t.url}/console#/readings\\?org=\\d+&r=${answer.registerId}&from=2024-03-04&to=2024-03-04&res=avg$`));
     expect(lines[2]).toMatch(/^client id \S+, secret \S+$/);
   });
 });
