@@ -4,7 +4,8 @@
 // meters were silent, and the deliveries the market plan asks for. Deterministic: noise comes from
 // a hash of (series, index), so the same moment gives the same readings, in any order.
 import { DAY, HOUR, ZoneClock } from './clock.ts';
-import { AMSTERDAM, CHARGERS, HELSINKI, HOMES, type Delivery, type MeterPlan, type RegisterPlan, type ResourceKey } from './world.ts';
+import type { Delivery } from './plan.ts';
+import { AMSTERDAM, CHARGERS, HELSINKI, HOMES, type MeterPlan, type RegisterPlan, type ResourceKey } from './world.ts';
 
 const QUARTER = 900_000;
 
@@ -403,30 +404,4 @@ export class DemoData {
     }
     return v;
   }
-}
-
-/** Readings of several meters as one POST /api/readings body, written as text directly (a year
- * of a few dozen registers is ~1M readings: building objects for JSON.stringify would double the
- * time and the memory). */
-export function readingsBody(meters: { externalId: string; registers: { externalId: string; data: SeriesData }[] }[]): { body: string; readings: number } {
-  const parts: string[] = ['{"meters":['];
-  let readings = 0;
-  meters.forEach((meter, m) => {
-    parts.push(`${m ? ',' : ''}{"id":${JSON.stringify(meter.externalId)},"registers":[`);
-    meter.registers.forEach((register, r) => {
-      const { start, step, values } = register.data;
-      const tail = `,"resolution":${step / 1000}}`;
-      const chunk: string[] = [];
-      for (let i = 0; i < values.length; i += 1) {
-        const v = values[i]!;
-        if (Number.isNaN(v)) continue;
-        chunk.push(`{"timestamp":"${new Date(start + i * step).toISOString()}","value":${v}${tail}`);
-      }
-      readings += chunk.length;
-      parts.push(`${r ? ',' : ''}{"id":${JSON.stringify(register.externalId)},"values":[${chunk.join(',')}]}`);
-    });
-    parts.push(']}');
-  });
-  parts.push(']}');
-  return { body: parts.join(''), readings };
 }

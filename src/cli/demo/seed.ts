@@ -3,11 +3,18 @@
 // each organization's client posts its meter data and trades; the provider's VTN credentials
 // run its programs, VENs and subscriptions. Imports nothing of the server but the code tables
 // (checked by test/e2e/demo.test.ts), so it exercises exactly what users use.
-import { CalculationType, DeliveryValidationStatus, MeterType, ProductType } from '../../codes.ts';
+import { CalculationType, DeliveryValidationStatus, MeterType } from '../../codes.ts';
 import { DemoApi } from './api.ts';
-import { DAY, HOUR } from './clock.ts';
-import { DemoData, readingsBody, type SeriesData } from './profiles.ts';
-import { METERS, ORGANIZATIONS, RESOURCES, SUBSTATIONS, planFor, type DemoPlan, type OrganizationKey, type ResourceKey } from './world.ts';
+import { readingsBody } from './batch.ts';
+import { DAY } from './clock.ts';
+import { trade } from './market.ts';
+import { planFor } from './plan.ts';
+import { DemoData, type SeriesData } from './profiles.ts';
+import type { DemoOrganization, DemoWorld } from './types.ts';
+import { demandResponse } from './vtn.ts';
+import { METERS, ORGANIZATIONS, RESOURCES, SUBSTATIONS, type OrganizationKey, type ResourceKey } from './world.ts';
+
+export type { DemoOrganization, DemoWorld };
 
 export interface SeedOptions {
   baseUrl: string;
@@ -19,31 +26,6 @@ export interface SeedOptions {
   now?: number;
   /** Progress lines (default: none). */
   progress?: (line: string) => void;
-}
-
-export interface DemoOrganization {
-  id: number;
-  name: string;
-  clientId: string;
-  clientSecret: string;
-}
-
-export interface DemoWorld {
-  /** When the world was seeded and how long it took (ms). */
-  seededAt: string;
-  seconds: number;
-  readings: number;
-  /** The console user: a global administrator in the VTN's organization. */
-  analyst: { name: string; token: string };
-  organizations: Record<OrganizationKey, DemoOrganization>;
-  /** Register ids by `METER/REGISTER` externalIds. */
-  registers: Record<string, number>;
-  resources: Record<ResourceKey, number>;
-  marketZoneId: number;
-  market: { start: string; end: string; flexibilityTransactions: number; availabilityTransactions: number; validated: number; settled: number };
-  vtn: { organization: OrganizationKey; vens: { venName: string; venID: string; clientId: string; clientSecret: string }[]; subscriptionIds: string[] };
-  /** Console pages that show the world (paths below the server's base URL). */
-  links: { readings: string; coverage: string; demandResponse: string; market: string };
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -212,119 +194,4 @@ function withSlice(base: SeriesData, part: SeriesData): SeriesData {
   const values = base.values.slice();
   values.set(part.values, Math.round((part.start - base.start) / base.step));
   return { ...base, values };
-}
-
-interface TradeContext {
-  admin: string;
-  tokens: Record<OrganizationKey, string>;
-  organizations: Record<OrganizationKey, DemoOrganization>;
-  resources: Record<ResourceKey, number>;
-  zoneId: number;
-  substationId: number;
-}
-
-/** The month's trading: capacity reserved by an availability order and cleared between two
- * offers; the reserved capacity activated; flexibility bought for evening peaks and a sunny noon. */
-async function trade(api: DemoApi, plan: DemoPlan, c: TradeContext): Promise<{ flexibility: number; availability: number }> {
-  const ownerOf = (resource: ResourceKey) => RESOURCES.find((r) => r.key === resource)!.owner;
-  const operator = c.organizations.operator.id;
-  const a = plan.availability;
-  const order = await api.post(
-    '/api/product/order/availability',
-    { organizationId: operator, marketZoneId: c.zoneId, productType: ProductType.AvailabilityUp, substationId: c.substationId, start: iso(a.start), end: iso(a.end), expiresAt: iso(a.expiresAt), flexibilityOrdersExpireAt: iso(a.end - DAY), quantity: a.quantity, availabilityPrice: a.price },
-    c.tokens.operator,
-  );
-  for (const offer of a.offers) {
-    const owner = ownerOf(offer.resource);
-    await api.post(`/api/product/offer/availability/resource/${c.resources[offer.resource]}`, { organizationId: c.organizations[owner].id, offers: [{ availabilityOrderId: order.id, activationPrice: offer.activationPrice, maxQuantity: offer.maxQuantity, minQuantity: offer.minQuantity }] }, c.tokens[owner]);
-  }
-  // Cleared now rather than at expiresAt (the clearing job's moment), so the month can be traded on.
-  await api.post(`/api/admin/orders/availability/${order.id}/clear`, {}, c.admin, 200);
-  const reserved = await api.get<{ id: number; resourceId: number; availabilityOrderId: number }[]>(`/api/product/transaction/availability?organizationId=${operator}&start=${iso(a.start - DAY)}&end=${iso(a.end + DAY)}`, c.tokens.operator);
-  const availabilityOf = (resource: ResourceKey) => reserved.find((t) => t.availabilityOrderId === order.id && t.resourceId === c.resources[resource])?.id;
-
-  let flexibility = 0;
-  for (const o of plan.flexibility) {
-    const activates = o.activates ? availabilityOf(o.activates) : undefined;
-    if (o.activates && activates === undefined) continue;
-    const created = await api.post(
-      '/api/product/order/flexibility',
-      {
-        organizationId: operator,
-        marketZoneId: c.zoneId,
-        productType: o.productType,
-        start: iso(o.start),
-        end: iso(o.end),
-        expiresAt: iso(o.start - HOUR),
-        unitPrice: o.unitPrice,
-        minQuantity: activates ? o.quantity : 1,
-        maxQuantity: o.quantity,
-        ...(activates ? { availabilityTransactionId: activates } : {}),
-      },
-      c.tokens.operator,
-    );
-    if (!o.acceptedBy) continue;
-    const owner = ownerOf(o.acceptedBy.resource);
-    await api.post(`/api/product/order/flexibility/${created.id}/acceptance`, { organizationId: c.organizations[owner].id, resourceId: c.resources[o.acceptedBy.resource], quantity: o.acceptedBy.quantity }, c.tokens[owner]);
-    flexibility += 1;
-  }
-  return { flexibility, availability: reserved.filter((t) => t.availabilityOrderId === order.id).length };
-}
-
-interface VtnContext {
-  admin: string;
-  organizations: Record<OrganizationKey, DemoOrganization>;
-  venCallbackUrl: string | undefined;
-}
-
-/** The provider's VTN: programs and VENs by its business system, subscriptions by the VENs,
- * then the events (so the subscriptions are notified of them). */
-async function demandResponse(api: DemoApi, plan: DemoPlan, c: VtnContext): Promise<DemoWorld['vtn']> {
-  const v = plan.vtn;
-  const organizationId = c.organizations[v.owner].id;
-  const VTN = '/api/openadr/v1';
-  const credential = async (name: string, scopes: string[]) => {
-    const created = await api.post('/api/openadr/vtn/credential', { organizationId, name, scopes }, c.admin, 200);
-    return { clientId: created.clientId as string, clientSecret: created.clientSecret as string, token: await api.token(created.clientId, created.clientSecret) };
-  };
-  const bl = await credential(v.businessLogic.name, v.businessLogic.scopes);
-  const programs: Record<string, string> = {};
-  for (const p of v.programs) {
-    const created = await api.post(
-      `${VTN}/programs`,
-      { programName: p.programName, programLongName: p.programLongName, payloadDescriptors: [{ objectType: 'EVENT_PAYLOAD_DESCRIPTOR', payloadType: p.payloadType, units: p.units ?? null, currency: p.units ? 'EUR' : null }] },
-      bl.token,
-    );
-    programs[p.programName] = created.id;
-  }
-  const vens: DemoWorld['vtn']['vens'] = [];
-  const subscriptionIds: string[] = [];
-  for (const ven of v.vens) {
-    const cred = await credential(ven.venName, ven.scopes);
-    const created = await api.post(`${VTN}/vens`, { venName: ven.venName, clientID: cred.clientId }, bl.token);
-    for (const resourceName of ven.resources) await api.post(`${VTN}/vens/${created.id}/resources`, { resourceName }, bl.token);
-    vens.push({ venName: ven.venName, venID: created.id, clientId: cred.clientId, clientSecret: cred.clientSecret });
-    if (c.venCallbackUrl) {
-      const sub = await api.post(
-        `${VTN}/subscriptions`,
-        { clientName: ven.venName, programID: programs[ven.subscribesTo], objectOperations: [{ objects: ['EVENT'], operations: ['POST', 'PUT', 'DELETE'], callbackUrl: `${c.venCallbackUrl}/${ven.venName}` }] },
-        cred.token,
-      );
-      subscriptionIds.push(sub.id);
-    }
-  }
-  for (const e of v.events) {
-    await api.post(
-      `${VTN}/events`,
-      {
-        programID: programs[e.program],
-        eventName: e.eventName,
-        intervalPeriod: { start: iso(e.start), duration: e.duration },
-        intervals: e.intervals.map((payload, id) => ({ id, payloads: [payload] })),
-        ...(e.targets.length ? { targets: [{ type: 'VEN_NAME', values: e.targets }] } : {}),
-      },
-      bl.token,
-    );
-  }
-  return { organization: v.owner, vens, subscriptionIds };
 }
