@@ -1,6 +1,6 @@
 // All configuration comes from environment variables, parsed and validated here and nowhere
-// else. A bad value stops the start with a message naming every problem. The README's
-// configuration table is generated from CONFIG_DOCS (test/unit/docs.test.ts keeps them equal).
+// else. A bad value stops the start with a message naming every problem. The tables of
+// docs/configuration.md follow CONFIG_DOCS (test/unit/docs.test.ts keeps them equal).
 import { availableParallelism } from 'node:os';
 import { PAT_FORMAT, PAT_FORMAT_TEXT } from './auth/secrets.ts';
 import { ALL_ENCODINGS, ZSTD_AVAILABLE, type Encoding } from './http/compression.ts';

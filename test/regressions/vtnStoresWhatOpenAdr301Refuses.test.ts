@@ -1,4 +1,4 @@
-// Regression (issue 9, item 9): VTN input that the OpenADR 3.0.1 schemas refuse was stored and
+// Regression: VTN input that the OpenADR 3.0.1 schemas refuse was stored and
 // echoed back: null for fields that are not nullable, a report resource without intervals,
 // durations such as PT1.5H, P1W2D or P0.5D, and a callbackUrl with a space stored raw.
 // Now each is a 400 naming the field (or, where docs/vtn.md says so, stored normalised: a null
