@@ -328,6 +328,7 @@ export class Router {
     // no raw control characters, and valid UTF-8 encodes no lone surrogate. Without one, the walk
     // over every value is skipped.
     if (body.includes('\\u')) refuseUnstorableText(value, '', 'Invalid request body');
+    if (route.def.prepareBody) value = route.def.prepareBody(value);
     if (route.validateBody && !route.validateBody(value)) {
       throw new HttpError('validation_failed', 'Invalid request body', { errors: toFieldErrors(route.validateBody.errors, '') });
     }
