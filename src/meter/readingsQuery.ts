@@ -33,14 +33,13 @@ export function aggregateOf(register: { measurementType: number }): 'sum' | 'avg
 
 async function checkedRegisters(deps: QueryDeps, q: ReadingsQuery, principal: Principal): Promise<RegisterForRead[]> {
   const registers = principal.globalAdmin ? await registersForRead(deps.db, q.registerIds) : await registersForReadBy(deps.db, q.registerIds, q.organizationId!);
-  const byId = new Map(registers.map((r) => [r.id, r]));
-  const unknown = q.registerIds.flatMap((id, i) => (byId.has(id) ? [] : [{ path: `query.registerId[${i}]`, message: `register ${id} does not exist` }]));
+  // A register of a meter not shared with the organization is refused as one that does not
+  // exist: same status, same text, so ids of other organizations' registers cannot be probed.
+  const byId = new Map(registers.filter((r) => !('accessible' in r) || r.accessible).map((r) => [r.id, r]));
+  const unknown = q.registerIds.flatMap((id, i) =>
+    byId.has(id) ? [] : [{ path: `query.registerId[${i}]`, message: principal.globalAdmin ? `register ${id} does not exist` : `unknown register ${id}, or not shared with organization ${q.organizationId}` }],
+  );
   if (unknown.length > 0) throw badRequest('Unknown register', unknown);
-  const denied = q.registerIds.filter((id) => {
-    const r = byId.get(id)!;
-    return 'accessible' in r && !r.accessible;
-  });
-  if (denied.length > 0) throw new HttpError('organization_forbidden', `Organization ${q.organizationId} has no access to register(s) ${denied.join(', ')}`);
   return q.registerIds.map((id) => byId.get(id)!);
 }
 
@@ -73,7 +72,7 @@ function outOfRange(err: ValueOutOfRange): HttpError {
 /** Hourly averages (and other forced averages of whole-hour buckets, aligned to the UTC epoch)
  * ask the store nothing that depends on what the register check returns: they are asked at the
  * same time as the check, on another connection, instead of one round trip after it (measured:
- * 1.2–1.7 ms of a register-year's ~20 ms, docs/benchmarks-meter.md, sixth session). The answer
+ * 1.2–1.7 ms of a register-year's ~20 ms, docs/benchmarks.md). The answer
  * is used only once the check has passed, and only for the registers it found stored; when the
  * check refuses, it is dropped unread. Virtual registers have nothing in the store. */
 function averagesBeforeCheck(deps: QueryDeps, q: ReadingsQuery, registerIds: readonly number[]): Promise<Map<number, Buffer>> | undefined {

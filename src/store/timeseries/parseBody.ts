@@ -47,7 +47,7 @@ const SLICED_BYTES = 1 << 20;
  * blocks encoded too), the columns (and blocks) joined in body order. When a slice is not
  * accepted, or a series is named in two slices, the whole body is parsed in one piece
  * (parseBody): the outcome, errors included, is always parseBody's. Measured
- * (docs/benchmarks-meter.md, QuestDB section; docs/benchmarks-readings.md): a 1M-reading body
+ * (docs/benchmarks.md, QuestDB; docs/benchmarks-readings.md): a 1M-reading body
  * on two threads. */
 export async function parseBodySliced(workers: WorkerPool, bytes: Uint8Array, updatedAtMs: number, minBytes = SLICED_BYTES, encoding: 'none' | 'pgBlocks' = 'none'): Promise<ParseResult & { release?: () => void }> {
   const cuts = bytes.length >= minBytes && workers.size > 1 ? meterCuts(bytes, workers.size) : [];

@@ -5,7 +5,7 @@
 // row per register, not per register-day — 36,500 rows of 100 register-years cost the driver
 // more than their bytes — and over ranges longer than RUN_DAYS one per register and run of days:
 // the driver turns each field into a string first, and a string over 128 KiB goes to V8's
-// large-object space, ~6 ns a byte against ~0.1 below it (docs/benchmarks-meter.md).
+// large-object space, ~6 ns a byte against ~0.1 below it (docs/benchmarks.md).
 import type { Queryable } from '../../database.ts';
 import { dayOf } from '../../../shared/readings/blocks.ts';
 import type { StoredBlock } from '../../../shared/readings/aggregate.ts';
