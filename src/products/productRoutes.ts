@@ -23,6 +23,7 @@ import {
   substationImpactSchema,
 } from './schemas.ts';
 import * as transactions from './transactions.ts';
+import { validationHistoryRoutes } from './validationHistoryRoutes.ts';
 
 type Period = { organizationId: number; start: string; end: string; marketZoneId?: number };
 
@@ -238,5 +239,6 @@ export function productRoutes(pool: Pool): RouteDef[] {
         return { status: 204 };
       },
     },
+    ...validationHistoryRoutes(pool),
   ];
 }
