@@ -8,6 +8,7 @@ import type { Pool } from '../store/database.ts';
 import { badRequest } from '../http/errors.ts';
 import { periodQuery } from './schemas.ts';
 import { settlementChanges, settlementSpecification } from './settlement.ts';
+import { settlementResponseRoutes } from './settlementResponseRoutes.ts';
 
 // Schemas (documentation and OpenAPI; the body is built by PostgreSQL).
 const num = { type: 'number' };
@@ -189,5 +190,6 @@ export function settlementRoutes(pool: Pool): RouteDef[] {
         return { status: 200, raw: json, contentType: 'application/json' };
       },
     },
+    ...settlementResponseRoutes(pool),
   ];
 }
