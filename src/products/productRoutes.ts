@@ -1,5 +1,6 @@
 // Product endpoints: orders (create, list), acceptance of flexibility orders, transactions,
-// transactions affecting a substation, and availability offers.
+// transactions affecting a substation, and availability offers. A transaction's validation
+// history (/api/product/transaction/{kind}/{id}/validations) is in validationHistoryRoutes.ts.
 import type { Feature } from '../auth/catalogue.ts';
 import { HttpError, notFound } from '../http/errors.ts';
 import { arrayOf, idParams, int32Id } from '../http/schemas.ts';

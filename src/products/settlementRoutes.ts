@@ -1,6 +1,8 @@
 // Settlement routes: the specification (GET /api/product/settlement/specification) and the
 // changes between two instants (GET /api/product/settlement/changes), with their response
 // schemas (documentation and OpenAPI); the documents themselves are built in SQL by settlement.ts.
+// The settlement responses (/api/product/settlement/responses, /disputes, /disputes/{id}/resolution,
+// /disputes/{id}/withdrawal) are in settlementResponseRoutes.ts.
 import { arrayOf, nullable, objectSchema, utcDateTime } from '../http/schemas.ts';
 import type { ApiRequest, RouteDef } from '../http/types.ts';
 import { parseUtcTimestamp } from '../http/validation.ts';

@@ -182,9 +182,21 @@ describe('settlement versions', () => {
     const future = await t.api.get(url(`asOf=${iso(Date.now() + 60_000)}`), operator.token);
     expect(future.status).toBe(400);
     expect(future.body.errors).toEqual([{ path: 'query.asOf', message: expect.stringMatching(/^must not be later than /) }]);
+    // Versions began with this installation: before it, nothing was there.
     const ancient = await t.api.get(url('asOf=2000-01-01T00:00:00Z'), operator.token);
-    expect(ancient.status).toBe(400);
-    expect(ancient.body.detail).toMatch(/^Settlement history starts at \d{4}-/);
+    expect(ancient.body).toEqual({ organizationId: operator.organizationId, asOf: '2000-01-01T00:00:00.000Z', counterParts: [], remunerationPerResource: [] });
+    // An installation upgraded with transactions already there: history starts at the upgrade.
+    const { rows } = await db.query<{ starts: string }>(
+      `UPDATE settlement_history SET starts_at = date_trunc('milliseconds', now()) - interval '1 hour' RETURNING to_char(starts_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS starts`,
+    );
+    try {
+      const before = await t.api.get(url(`asOf=${iso(Date.parse(rows[0]!.starts) - 1)}`), operator.token);
+      expect(before.status).toBe(400);
+      expect(before.body).toMatchObject({ detail: `Settlement history starts at ${rows[0]!.starts}`, errors: [{ path: 'query.asOf', message: expect.stringMatching(/when settlement versions began$/) }] });
+      expect((await t.api.get(url(`asOf=${rows[0]!.starts}`), operator.token)).status).toBe(200);
+    } finally {
+      await db.query("UPDATE settlement_history SET starts_at = '-infinity'");
+    }
     expect((await t.api.get(url('asOf=yesterday'), operator.token)).status).toBe(400);
     const changes = (q: string) => t.api.get(`/api/product/settlement/changes?organizationId=${operator.organizationId}&start=${iso(START)}&end=${iso(END)}${q}`, operator.token);
     expect((await changes('')).status).toBe(400);

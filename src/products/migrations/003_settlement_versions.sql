@@ -92,7 +92,8 @@ BEGIN
   RETURN date_trunc('milliseconds', least(c, oldest - interval '1 microsecond'));
 END $$;
 
--- When versions began: asOf before it has no answer (400).
+-- When versions began: asOf before it has no answer (400). -infinity where no transaction
+-- existed then (a new installation): its history is complete.
 CREATE TABLE settlement_history (
   single boolean PRIMARY KEY DEFAULT true CHECK (single),
   starts_at timestamptz NOT NULL
@@ -208,7 +209,8 @@ CREATE TRIGGER availability_lines_updated AFTER UPDATE ON availability_transacti
 CREATE TRIGGER availability_lines_deleted AFTER DELETE ON availability_transactions REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION version_availability_lines();
 
 -- Existing installations: history starts now, with each transaction's line as it stands.
-INSERT INTO settlement_history (starts_at) VALUES (settlement_instant());
+INSERT INTO settlement_history (starts_at)
+  SELECT CASE WHEN EXISTS (SELECT 1 FROM flexibility_transactions) OR EXISTS (SELECT 1 FROM availability_transactions) THEN settlement_instant() ELSE '-infinity' END;
 INSERT INTO settlement_line_versions (kind, transaction_id, seller_organization_id, buyer_organization_id, start, resource_id, remuneration_amount, agreed_remuneration, line, recorded_at)
   SELECT 1, t.id, t.seller_organization_id, t.buyer_organization_id, t.start, t.resource_id, coalesce(t.remuneration_amount, 0), t.agreed_remuneration, flexibility_settlement_line(t), settlement_instant()
   FROM flexibility_transactions t;
