@@ -114,7 +114,8 @@ function historyQuery(q: Query): HistoryQuery {
   return { organizationId: q.organizationId, start, end, asOf: q.asOf === undefined ? undefined : parseUtcTimestamp(q.asOf)!, state: q.state };
 }
 
-export function settlementResponseRoutes(pool: Pool): RouteDef[] {
+/** `retryMs`: VALIDATION_RETRY_MS (an availability transaction re-validated when a call is settled). */
+export function settlementResponseRoutes(pool: Pool, retryMs: number): RouteDef[] {
   return [
     {
       method: 'POST',
@@ -128,7 +129,7 @@ export function settlementResponseRoutes(pool: Pool): RouteDef[] {
       body: responseInput,
       bodyExample: { organizationId: 2, flexibilityTransactionId: 17, response: 'disputed', reason: 'Our meter shows 9.5 kWh delivered; corrected readings sent', specificationAsOf: '2024-07-02T08:00:00.000Z' },
       responses: { 201: { description: 'The response, and the dispute it opened', schema: objectSchema({ response: settlementResponseSchema, dispute: nullable(disputeSchema) }, ['response', 'dispute'], { title: 'SettlementResponseResult' }) } },
-      handler: async (req: ApiRequest<unknown, unknown, ResponseInput>) => ({ status: 201, body: await respond(pool, req.body, req.principal!.subject) }),
+      handler: async (req: ApiRequest<unknown, unknown, ResponseInput>) => ({ status: 201, body: await respond(pool, req.body, req.principal!.subject, retryMs) }),
     },
     {
       method: 'GET',
@@ -163,7 +164,7 @@ export function settlementResponseRoutes(pool: Pool): RouteDef[] {
       body: resolutionInput,
       bodyExample: { organizationId: 1, totalRemuneration: 8.08, remunerationPercentage: 95, reason: 'Agreed on 95 % after the corrected readings' },
       responses: { 200: { description: 'The dispute, resolved', schema: disputeSchema } },
-      handler: async (req: ApiRequest<{ disputeId: number }, unknown, ResolutionInput>) => ({ status: 200, body: await resolveDispute(pool, req.params.disputeId, req.body, req.principal!.subject) }),
+      handler: async (req: ApiRequest<{ disputeId: number }, unknown, ResolutionInput>) => ({ status: 200, body: await resolveDispute(pool, req.params.disputeId, req.body, req.principal!.subject, retryMs) }),
     },
     {
       method: 'POST',

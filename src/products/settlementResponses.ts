@@ -9,17 +9,22 @@
 //   - `disputed` opens a dispute; while it is open the line is still re-validated (a correction
 //     may be what the dispute is about); the buyer resolves it with the amount settled on (final),
 //     or the seller withdraws it (the line is unanswered again);
-//   - final lines are never re-validated (validationJob.ts, corrections.ts).
+//   - final lines are never re-validated (validationJob.ts, corrections.ts); a call of an
+//     availability transaction that becomes final without a validation (its data was missing)
+//     counts as delivering nothing, and the availability transaction is re-validated at once.
 // Every change is written at the writer's settlement instant (migration 003): responses once,
 // disputes with the instants they opened and closed, the line's agreement as a new line version.
-// Rows are locked transaction first, then dispute, in every operation here.
+// Rows are locked as the validation job locks them: an availability transaction before the
+// flexibility transactions that call it; then the dispute.
 import { DeliveryValidationStatus } from '../codes.ts';
 import { badRequest, conflict, forbidden, notFound } from '../http/errors.ts';
 import { parseUtcTimestamp } from '../http/validation.ts';
 import { withTransaction, type Pool, type PoolClient } from '../store/database.ts';
-import { AgreementState } from './agreement.ts';
+import { AgreementState, notFinal } from './agreement.ts';
 import { decimal, decimalText, isMultipleOf } from './decimal.ts';
 import { answerInstant, iso, readInstants } from './settlementHistory.ts';
+import { validateAvailabilityRows } from './validationJob.ts';
+import { ValidationCause } from './validationVersions.ts';
 
 export type LineKind = 'flexibility' | 'availability';
 const CODE: Record<LineKind, 1 | 2> = { flexibility: 1, availability: 2 };
@@ -52,6 +57,8 @@ export interface WithdrawalInput {
 
 interface LockedLine {
   id: number;
+  /** The availability transaction a flexibility transaction calls, if any. */
+  availabilityId: number | null;
   seller: number;
   buyer: number;
   start: Date;
@@ -64,8 +71,12 @@ interface LockedLine {
 }
 
 async function lockLine(tx: PoolClient, kind: LineKind, id: number): Promise<LockedLine | undefined> {
+  if (kind === 'flexibility') {
+    // The availability transaction it calls first (never changes: no lock needed to read it).
+    await tx.query('SELECT a.id FROM flexibility_transactions f JOIN availability_transactions a ON a.id = f.availability_transaction_id WHERE f.id = $1 FOR UPDATE OF a', [id]);
+  }
   const { rows } = await tx.query<LockedLine>(
-    `SELECT t.id, t.seller_organization_id AS seller, t.buyer_organization_id AS buyer, t.start, t.delivery_validation_status AS status,
+    `SELECT t.id, ${kind === 'flexibility' ? 't.availability_transaction_id' : 'NULL::int'} AS "availabilityId", t.seller_organization_id AS seller, t.buyer_organization_id AS buyer, t.start, t.delivery_validation_status AS status,
        t.agreement_state AS "agreementState", t.dispute_id AS "disputeId", coalesce(t.remuneration_amount, 0)::text AS amount,
        (SELECT extract(epoch FROM v.recorded_at) * 1000 FROM settlement_line_versions v WHERE v.kind = $2 AND v.transaction_id = t.id AND v.superseded_at IS NULL)::float8 AS "recordedAt"
      FROM ${TABLE[kind]} t WHERE t.id = $1 FOR UPDATE OF t`,
@@ -102,7 +113,7 @@ export function disputeColumns(asOf: string): string {
 const NOW_COLUMNS = disputeColumns("'infinity'::timestamptz");
 
 /** The seller's response to a settlement line; returns it, with the dispute it opened. */
-export async function respond(pool: Pool, input: ResponseInput, createdBy: string): Promise<{ response: unknown; dispute: unknown | null }> {
+export async function respond(pool: Pool, input: ResponseInput, createdBy: string, retryMs: number): Promise<{ response: unknown; dispute: unknown | null }> {
   const [kind, id] = lineOf(input);
   const reason = input.reason?.trim() || null;
   if (input.response === 'disputed' && reason === null) throw badRequest('A dispute needs a reason', [{ path: 'reason', message: 'is required when the response is disputed' }]);
@@ -126,6 +137,7 @@ export async function respond(pool: Pool, input: ResponseInput, createdBy: strin
       await tx.query(setAgreement(kind), [id, AgreementState.Disputed, null, disputeId]);
     } else {
       await tx.query(setAgreement(kind), [id, AgreementState.Accepted, line.amount, null]);
+      await settleCall(tx, line, retryMs);
     }
     const { rows } = await tx.query(
       `WITH r AS (
@@ -137,6 +149,14 @@ export async function respond(pool: Pool, input: ResponseInput, createdBy: strin
     const dispute = disputeId === null ? null : (await tx.query(`SELECT ${NOW_COLUMNS} FROM settlement_disputes d WHERE d.id = $1`, [disputeId])).rows[0];
     return { response: rows[0], dispute };
   });
+}
+
+/** A call whose line just became final without a validation will not be measured any more: its
+ * availability transaction (locked by lockLine) is validated again now, unless final itself. */
+async function settleCall(tx: PoolClient, line: LockedLine, retryMs: number): Promise<void> {
+  if (line.availabilityId === null || line.status === DeliveryValidationStatus.Validated) return;
+  const { rows } = await tx.query<{ id: number }>(`SELECT a.id FROM availability_transactions a WHERE a.id = $1 AND ${notFinal('a')}`, [line.availabilityId]);
+  if (rows.length > 0) await validateAvailabilityRows(tx, [{ id: line.availabilityId, cause: ValidationCause.Correction }], retryMs);
 }
 
 function lineOf(input: { flexibilityTransactionId?: number; availabilityTransactionId?: number }): [LineKind, number] {
@@ -162,7 +182,7 @@ async function openDispute(tx: PoolClient, disputeId: number, organizationId: nu
 }
 
 /** The buyer records what the parties settled on: the dispute is resolved and the line final. */
-export async function resolveDispute(pool: Pool, disputeId: number, input: ResolutionInput, closedBy: string): Promise<unknown> {
+export async function resolveDispute(pool: Pool, disputeId: number, input: ResolutionInput, closedBy: string, retryMs: number): Promise<unknown> {
   const amount = decimal(input.totalRemuneration);
   if (amount.lt(0) || amount.gt(MAX_SETTLED) || !isMultipleOf(amount, '0.01')) {
     throw badRequest('Invalid settled amount', [{ path: 'totalRemuneration', message: `must be an amount of the platform currency with at most 2 decimals, 0 to ${MAX_SETTLED}` }]);
@@ -177,6 +197,7 @@ export async function resolveDispute(pool: Pool, disputeId: number, input: Resol
       [disputeId, closedBy, input.reason?.trim() || null, settled, input.remunerationPercentage === null ? null : String(input.remunerationPercentage)],
     );
     await tx.query(setAgreement(kind), [line.id, AgreementState.Resolved, settled, disputeId]);
+    await settleCall(tx, line, retryMs);
     return (await tx.query(`SELECT ${NOW_COLUMNS} FROM settlement_disputes d WHERE d.id = $1`, [disputeId])).rows[0];
   });
 }

@@ -155,7 +155,8 @@ function period(q: { start: string; end: string }): { start: number; end: number
 
 const instant = (s: string | undefined) => (s === undefined ? undefined : parseUtcTimestamp(s)!);
 
-export function settlementRoutes(pool: Pool): RouteDef[] {
+/** `retryMs`: VALIDATION_RETRY_MS (settlementResponseRoutes.ts). */
+export function settlementRoutes(pool: Pool, retryMs: number): RouteDef[] {
   return [
     {
       method: 'GET',
@@ -192,6 +193,6 @@ export function settlementRoutes(pool: Pool): RouteDef[] {
         return { status: 200, raw: json, contentType: 'application/json' };
       },
     },
-    ...settlementResponseRoutes(pool),
+    ...settlementResponseRoutes(pool, retryMs),
   ];
 }
