@@ -85,10 +85,11 @@ async function saveFlexibility(tx: PoolClient, rows: readonly FlexRow[], measure
   const done = rows.filter((r) => figures.has(r.id));
   const col = <K extends keyof FlexibilityFigures>(key: K) => done.map((r) => figures.get(r.id)![key]);
   // validated_at is the writer's settlement instant (migration 003): the instant of the settlement
-  // line version and of the validation version this run records.
+  // line version and of the validation version this run records. (SELECT …): computed once per
+  // statement, not once per row.
   await tx.query(
     `UPDATE flexibility_transactions t SET delivery_validation_status = u.status,
-       validated_at = CASE WHEN u.status = ${DeliveryValidationStatus.Validated} THEN settlement_instant() END,
+       validated_at = CASE WHEN u.status = ${DeliveryValidationStatus.Validated} THEN (SELECT settlement_instant()) END,
        reference_reading_value = u.ref::numeric, validation_reading_value = u.act::numeric, reference_adjustment_quantity = u.adj::numeric,
        delivered_quantity = u.del::numeric, delivery_percentage = u.dp::numeric, remuneration_percentage = u.rp::numeric,
        readings_updated_at = to_timestamp(u.ru / 1000.0), readings_as_of = to_timestamp($11::float8 / 1000), validation_attempted_at = now(),
@@ -130,13 +131,20 @@ async function validateFlexibilityRows(deps: ValidationDeps, tx: PoolClient, row
   await saveFlexibility(tx, rows, measured, retryMs, cause);
 }
 
-/** Computes and stores the figures of locked availability transactions. */
-async function validateAvailabilityRows(tx: PoolClient, claimed: readonly { id: number; cause: ValidationCause }[], retryMs: number): Promise<void> {
+/** Computes and stores the figures of locked availability transactions (their calls are read
+ * FOR SHARE); also used when a call's settlement becomes final without a validation
+ * (settlementResponses.ts). */
+export async function validateAvailabilityRows(tx: PoolClient, claimed: readonly { id: number; cause: ValidationCause }[], retryMs: number): Promise<void> {
   if (claimed.length === 0) return;
   const ids = claimed.map((c) => c.id);
   // FOR SHARE: a concurrent re-validation of a call commits before we read it (or waits for us).
+  // A call whose settlement line is final without a validation (accepted or resolved while its
+  // data was missing) will never be measured: it counts as delivering nothing.
+  const settledUnmeasured = `NOT ${notFinal('f')} AND f.delivery_validation_status <> ${DeliveryValidationStatus.Validated}`;
   const { rows } = await tx.query<Call & { aid: number; readingsAsOf: number | null }>(
-    `SELECT f.availability_transaction_id AS aid, f.quantity::text AS quantity, f.delivered_quantity::text AS "deliveredQuantity", f.delivery_validation_status AS status,
+    `SELECT f.availability_transaction_id AS aid, f.quantity::text AS quantity,
+       CASE WHEN ${settledUnmeasured} THEN '0' ELSE f.delivered_quantity::text END AS "deliveredQuantity",
+       CASE WHEN ${settledUnmeasured} THEN ${DeliveryValidationStatus.Validated} ELSE f.delivery_validation_status END AS status,
        (extract(epoch FROM f.readings_as_of) * 1000)::float8 AS "readingsAsOf"
      FROM flexibility_transactions f WHERE f.availability_transaction_id = ANY($1::int[]) ORDER BY f.id FOR SHARE`,
     [ids],
@@ -148,7 +156,7 @@ async function validateAvailabilityRows(tx: PoolClient, claimed: readonly { id: 
   const readingsAsOf = ids.map((id) => calls.get(id)!.reduce<number | null>((latest, c) => (c.readingsAsOf !== null && (latest === null || c.readingsAsOf > latest) ? c.readingsAsOf : latest), null));
   await tx.query(
     `UPDATE availability_transactions a SET delivery_validation_status = u.status,
-       validated_at = CASE WHEN u.status = ${DeliveryValidationStatus.Validated} THEN settlement_instant() END,
+       validated_at = CASE WHEN u.status = ${DeliveryValidationStatus.Validated} THEN (SELECT settlement_instant()) END,
        expected_delivered_quantity = u.exp::numeric, delivered_quantity = u.del::numeric, delivery_percentage = u.dp::numeric, remuneration_percentage = u.rp::numeric,
        readings_as_of = to_timestamp(u.ras / 1000), validation_attempted_at = now(), validation_attempts = a.validation_attempts + 1,
        next_validation_at = CASE WHEN u.status IN (${RETRIED}) THEN now() + ${MS('$8')} END
@@ -168,7 +176,7 @@ async function validateAvailabilityRows(tx: PoolClient, claimed: readonly { id: 
   await recordValidations(
     tx,
     2,
-    claimed.map((c, i) => ({ id: c.id, cause: c.cause, message: null, readingsAsOf: readingsAsOf[i]!, readingsUpdatedAt: null, ...figures[i]! })),
+    claimed.map((c, i) => ({ id: c.id, cause: c.cause, message: null, readingsAsOf: readingsAsOf[i] ?? null, readingsUpdatedAt: null, ...figures[i]! })),
   );
 }
 

@@ -53,19 +53,20 @@ WITH u AS (
   SELECT * FROM unnest($2::int[], $3::int[], $4::int[], $5::text[], $6::float8[], $7::float8[], $8::numeric[], $9::numeric[], $10::numeric[], $11::numeric[], $12::numeric[], $13::numeric[], $14::numeric[])
     AS u(id, cause, status, message, readings_as_of, readings_updated_at, ${FIGURES.join(', ')})
 ), latest AS (
-  SELECT DISTINCT ON (v.transaction_id) v.* FROM transaction_validations v JOIN u ON v.kind = $1 AND v.transaction_id = u.id ORDER BY v.transaction_id, v.version DESC
+  -- One probe of the primary key per transaction, rather than a join over the whole table.
+  SELECT l.* FROM u CROSS JOIN LATERAL (SELECT * FROM transaction_validations v WHERE v.kind = $1 AND v.transaction_id = u.id ORDER BY v.version DESC LIMIT 1) l
 ), same AS (
   SELECT l.transaction_id, l.version FROM latest l JOIN u ON u.id = l.transaction_id
   WHERE u.cause = 1 AND l.status = u.status AND l.message IS NOT DISTINCT FROM u.message
     AND (${FIGURES.map((f) => `l.${f}`).join(', ')}) IS NOT DISTINCT FROM (${FIGURES.map((f) => `u.${f}`).join(', ')})
 ), counted AS (
-  UPDATE transaction_validations v SET attempts = v.attempts + 1, last_attempt_at = settlement_instant()
+  UPDATE transaction_validations v SET attempts = v.attempts + 1, last_attempt_at = (SELECT settlement_instant())
   FROM same s WHERE v.kind = $1 AND v.transaction_id = s.transaction_id AND v.version = s.version
 )
 INSERT INTO transaction_validations (kind, transaction_id, version, recorded_at, cause, readings_as_of, readings_updated_at, status, message, ${FIGURES.join(', ')}, last_attempt_at)
-SELECT $1, u.id, coalesce(l.version, 0) + 1, settlement_instant(), u.cause, to_timestamp(u.readings_as_of / 1000), to_timestamp(u.readings_updated_at / 1000), u.status, u.message,
-  ${FIGURES.map((f) => `u.${f}`).join(', ')}, settlement_instant()
-FROM u LEFT JOIN latest l ON l.transaction_id = u.id
+SELECT $1, u.id, coalesce(l.version, 0) + 1, i.at, u.cause, to_timestamp(u.readings_as_of / 1000), to_timestamp(u.readings_updated_at / 1000), u.status, u.message,
+  ${FIGURES.map((f) => `u.${f}`).join(', ')}, i.at
+FROM u LEFT JOIN latest l ON l.transaction_id = u.id CROSS JOIN (SELECT settlement_instant() AS at) i
 WHERE NOT EXISTS (SELECT 1 FROM same s WHERE s.transaction_id = u.id)`;
 
 /** Records the outcomes of one validation run of transactions of `kind`, in the caller's

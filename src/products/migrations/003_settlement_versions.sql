@@ -121,24 +121,43 @@ CREATE INDEX settlement_line_versions_buyer ON settlement_line_versions (buyer_o
 CREATE INDEX settlement_line_versions_seller_past ON settlement_line_versions (seller_organization_id, superseded_at, start) WHERE superseded_at IS NOT NULL;
 CREATE INDEX settlement_line_versions_buyer_past ON settlement_line_versions (buyer_organization_id, superseded_at, start) WHERE superseded_at IS NOT NULL;
 
--- Records the lines of `changed` (rows of either transaction table, as the columns below) at the
--- writer's instant: the current version is superseded and a new one added; a current version
--- recorded at this instant or later (this same transaction wrote it, or a transaction whose
--- instant is later committed first — no reader could see it alone) is replaced in place.
-CREATE FUNCTION record_settlement_lines(k smallint, ids int[], sellers int[], buyers int[], starts timestamptz[], resources int[], amounts numeric[], agreed numeric[], lines text[]) RETURNS void LANGUAGE plpgsql AS $$
+-- Records the lines of the given transactions (columns of either transaction table) at the
+-- writer's instant. `fresh`: new transactions, which have no version yet. Otherwise the current
+-- version is superseded and a new one added; a current version recorded at this instant or later
+-- (this same transaction wrote it, or a transaction with a later instant committed first: no
+-- reader could see it alone) is replaced in place. Every statement here finds its rows through
+-- settlement_line_versions_current (measured: an anti-join over the table cost a sequential scan
+-- per validation batch).
+CREATE FUNCTION record_settlement_lines(k smallint, fresh boolean, ids int[], sellers int[], buyers int[], starts timestamptz[], resources int[], amounts numeric[], agreed numeric[], lines text[]) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
   at timestamptz := settlement_instant();
+  closed int[];
+  keep int[];  -- null: all of ids
 BEGIN
-  UPDATE settlement_line_versions v SET seller_organization_id = c.seller, buyer_organization_id = c.buyer, start = c.start, resource_id = c.resource,
-      remuneration_amount = c.amount, agreed_remuneration = c.agreed, line = c.line
-    FROM unnest(ids, sellers, buyers, starts, resources, amounts, agreed, lines) AS c(id, seller, buyer, start, resource, amount, agreed, line)
-    WHERE v.kind = k AND v.transaction_id = c.id AND v.superseded_at IS NULL AND v.recorded_at >= at;
-  UPDATE settlement_line_versions v SET superseded_at = at
-    WHERE v.kind = k AND v.transaction_id = ANY(ids) AND v.superseded_at IS NULL AND v.recorded_at < at;
+  IF NOT fresh THEN
+    WITH c AS (
+      UPDATE settlement_line_versions v SET superseded_at = at
+      WHERE v.kind = k AND v.transaction_id = ANY(ids) AND v.superseded_at IS NULL AND v.recorded_at < at RETURNING v.transaction_id)
+    SELECT array_agg(c.transaction_id) INTO closed FROM c;
+    IF coalesce(cardinality(closed), 0) < cardinality(ids) THEN
+      UPDATE settlement_line_versions v SET seller_organization_id = c.seller, buyer_organization_id = c.buyer, start = c.start, resource_id = c.resource,
+          remuneration_amount = c.amount, agreed_remuneration = c.agreed, line = c.line
+        FROM unnest(ids, sellers, buyers, starts, resources, amounts, agreed, lines) AS c(id, seller, buyer, start, resource, amount, agreed, line)
+        WHERE v.kind = k AND v.transaction_id = ANY(ids) AND v.transaction_id = c.id AND v.superseded_at IS NULL AND v.recorded_at >= at;
+      -- What is left: lines that had no version (none were closed or replaced).
+      INSERT INTO settlement_line_versions (kind, transaction_id, seller_organization_id, buyer_organization_id, start, resource_id, remuneration_amount, agreed_remuneration, line, recorded_at)
+        SELECT k, c.id, c.seller, c.buyer, c.start, c.resource, c.amount, c.agreed, c.line, at
+        FROM unnest(ids, sellers, buyers, starts, resources, amounts, agreed, lines) AS c(id, seller, buyer, start, resource, amount, agreed, line)
+        WHERE NOT (c.id = ANY(coalesce(closed, '{}')))
+          AND NOT EXISTS (SELECT 1 FROM settlement_line_versions v WHERE v.kind = k AND v.transaction_id = ANY(ids) AND v.transaction_id = c.id AND v.superseded_at IS NULL);
+      -- The closed ones get their new version below.
+      keep := coalesce(closed, '{}');
+    END IF;
+  END IF;
   INSERT INTO settlement_line_versions (kind, transaction_id, seller_organization_id, buyer_organization_id, start, resource_id, remuneration_amount, agreed_remuneration, line, recorded_at)
     SELECT k, c.id, c.seller, c.buyer, c.start, c.resource, c.amount, c.agreed, c.line, at
     FROM unnest(ids, sellers, buyers, starts, resources, amounts, agreed, lines) AS c(id, seller, buyer, start, resource, amount, agreed, line)
-    WHERE NOT EXISTS (SELECT 1 FROM settlement_line_versions v WHERE v.kind = k AND v.transaction_id = c.id AND v.superseded_at IS NULL);
+    WHERE keep IS NULL OR c.id = ANY(keep);
 END $$;
 
 -- A deleted transaction's line ends at the writer's instant.
@@ -167,13 +186,13 @@ BEGIN
     INTO r FROM new_rows n;
   ELSE
     SELECT array_agg(n.id) AS ids, array_agg(n.seller_organization_id) AS sellers, array_agg(n.buyer_organization_id) AS buyers, array_agg(n.start) AS starts,
-      array_agg(n.resource_id) AS resources, array_agg(coalesce(n.remuneration_amount, 0)) AS amounts, array_agg(n.agreed_remuneration) AS agreed, array_agg(n.line) AS lines
-    INTO r FROM (SELECT n.*, flexibility_settlement_line(n) AS line, flexibility_settlement_line(o) AS before,
-        row(n.seller_organization_id, n.buyer_organization_id, n.start) IS DISTINCT FROM row(o.seller_organization_id, o.buyer_organization_id, o.start) AS moved
-      FROM new_rows n JOIN old_rows o ON o.id = n.id) n
-    WHERE n.moved OR n.line IS DISTINCT FROM n.before;
+      array_agg(n.resource_id) AS resources, array_agg(coalesce(n.remuneration_amount, 0)) AS amounts, array_agg(n.agreed_remuneration) AS agreed, array_agg(flexibility_settlement_line(n)) AS lines
+    INTO r FROM new_rows n JOIN old_rows o ON o.id = n.id
+    -- The columns the line and its grouping are made of (compared as values: cheaper than the texts).
+    WHERE row(n.seller_organization_id, n.buyer_organization_id, n.start, n.resource_id, n.delivery_validation_status, n.delivery_percentage, n.remuneration_percentage, n.remuneration_amount, n.unit_price, n.quantity, n.product_type, n.agreement_state, n.agreed_remuneration, n.dispute_id)
+      IS DISTINCT FROM row(o.seller_organization_id, o.buyer_organization_id, o.start, o.resource_id, o.delivery_validation_status, o.delivery_percentage, o.remuneration_percentage, o.remuneration_amount, o.unit_price, o.quantity, o.product_type, o.agreement_state, o.agreed_remuneration, o.dispute_id);
   END IF;
-  IF r.ids IS NOT NULL THEN PERFORM record_settlement_lines(1::smallint, r.ids, r.sellers, r.buyers, r.starts, r.resources, r.amounts, r.agreed, r.lines); END IF;
+  IF r.ids IS NOT NULL THEN PERFORM record_settlement_lines(1::smallint, TG_OP = 'INSERT', r.ids, r.sellers, r.buyers, r.starts, r.resources, r.amounts, r.agreed, r.lines); END IF;
   RETURN NULL;
 END $$;
 
@@ -191,13 +210,13 @@ BEGIN
     INTO r FROM new_rows n;
   ELSE
     SELECT array_agg(n.id) AS ids, array_agg(n.seller_organization_id) AS sellers, array_agg(n.buyer_organization_id) AS buyers, array_agg(n.start) AS starts,
-      array_agg(n.resource_id) AS resources, array_agg(coalesce(n.remuneration_amount, 0)) AS amounts, array_agg(n.agreed_remuneration) AS agreed, array_agg(n.line) AS lines
-    INTO r FROM (SELECT n.*, availability_settlement_line(n) AS line, availability_settlement_line(o) AS before,
-        row(n.seller_organization_id, n.buyer_organization_id, n.start) IS DISTINCT FROM row(o.seller_organization_id, o.buyer_organization_id, o.start) AS moved
-      FROM new_rows n JOIN old_rows o ON o.id = n.id) n
-    WHERE n.moved OR n.line IS DISTINCT FROM n.before;
+      array_agg(n.resource_id) AS resources, array_agg(coalesce(n.remuneration_amount, 0)) AS amounts, array_agg(n.agreed_remuneration) AS agreed, array_agg(availability_settlement_line(n)) AS lines
+    INTO r FROM new_rows n JOIN old_rows o ON o.id = n.id
+    -- The columns the line and its grouping are made of (compared as values: cheaper than the texts).
+    WHERE row(n.seller_organization_id, n.buyer_organization_id, n.start, n.resource_id, n.substation_id, n.delivery_validation_status, n.delivery_percentage, n.remuneration_percentage, n.remuneration_amount, n.availability_price, n.quantity, n.product_type, n.agreement_state, n.agreed_remuneration, n.dispute_id)
+      IS DISTINCT FROM row(o.seller_organization_id, o.buyer_organization_id, o.start, o.resource_id, o.substation_id, o.delivery_validation_status, o.delivery_percentage, o.remuneration_percentage, o.remuneration_amount, o.availability_price, o.quantity, o.product_type, o.agreement_state, o.agreed_remuneration, o.dispute_id);
   END IF;
-  IF r.ids IS NOT NULL THEN PERFORM record_settlement_lines(2::smallint, r.ids, r.sellers, r.buyers, r.starts, r.resources, r.amounts, r.agreed, r.lines); END IF;
+  IF r.ids IS NOT NULL THEN PERFORM record_settlement_lines(2::smallint, TG_OP = 'INSERT', r.ids, r.sellers, r.buyers, r.starts, r.resources, r.amounts, r.agreed, r.lines); END IF;
   RETURN NULL;
 END $$;
 
