@@ -108,8 +108,13 @@ async function settlementBench() {
         `SQL alone ${x.sqlMs.toFixed(0)} ms; changes ${x.changesMs.toFixed(0)} ms`,
     );
   }
+  // Ratios measured in the same rounds (the machine's load moves every figure alike).
+  const ratio = (key: 'asOfP50' | 'sqlMs' | 'changesMs') => round(median(rounds.map((r) => r[key] / r.p50)), 2);
+  const ratios = { asOfOverNow: ratio('asOfP50'), sqlOverHttp: ratio('sqlMs'), changesOverSpecification: ratio('changesMs') };
+  console.log(`settlement ratios (median of rounds): asOf before the correction / now ${ratios.asOfOverNow}×, changes / specification ${ratios.changesOverSpecification}×`);
   return {
     transactions: TRANSACTIONS,
+    ratios,
     counterparts: first.counterParts.length,
     resources: first.remunerationPerResource.length,
     responseBytes: bytes,

@@ -72,10 +72,28 @@ SELECT concat('{"organizationId":', $1::int, ',"asOf":"', $5::text, '","counterP
 
 const version = (alias: string) => `CASE WHEN ${alias}.line IS NULL THEN 'null' ELSE concat('{"recordedAt":"', ${isoSql(`${alias}.recorded_at`)}, '","line":', ${alias}.line, '}') END`;
 
+/**
+ * The versions of organization $1's lines starting in [$2, $3) that can differ between `since`
+ * and a later instant: those superseded after since (a line's version at since, if it changed)
+ * and the current ones recorded after since (a line's version now, if it changed). A line whose
+ * version at since is still current has not changed, and is not read at all.
+ */
+function versionsAfter(since: string): string {
+  const side = (sold: boolean) => {
+    const me = sold ? 'seller_organization_id' : 'buyer_organization_id';
+    const cp = sold ? 'buyer_organization_id' : 'seller_organization_id';
+    const head = `SELECT ${sold} AS sold, v.${cp} AS cp, ${VERSION_COLUMNS}, v.superseded_at FROM settlement_line_versions v WHERE v.${me} = $1 AND v.start >= $2 AND v.start < $3`;
+    return `${head} AND v.superseded_at IS NULL AND v.recorded_at > ${since} UNION ALL ${head} AND v.superseded_at > ${since}`;
+  };
+  return `${side(true)} UNION ALL ${side(false)}`;
+}
+
+const at = (instant: string) => `SELECT * FROM u WHERE u.recorded_at <= ${instant} AND (u.superseded_at IS NULL OR u.superseded_at > ${instant})`;
+
 // The lines whose version at $4 (since) differs from their version at $5 (until), each with
 // both ($6/$7 the two instants as text); in the specification's order.
 export const CHANGES_SQL = `
-WITH a AS (${linesAsOf('$4')}), b AS (${linesAsOf('$5')}),
+WITH u AS MATERIALIZED (${versionsAfter('$4')}), a AS (${at('$4')}), b AS (${at('$5')}),
 c AS (
   SELECT coalesce(b.cp, a.cp) AS cp, coalesce(b.kind, a.kind) AS kind, coalesce(b.sold, a.sold) AS sold, coalesce(b.id, a.id) AS id,
     coalesce(b.resource_id, a.resource_id) AS resource_id, coalesce(b.start, a.start) AS start, ${version('a')} AS before, ${version('b')} AS after
