@@ -131,8 +131,9 @@ export function connectPacket(options: { clientId: string; username?: string; pa
   return Buffer.concat([Buffer.from([0x10]), remainingLength(body.length), body]);
 }
 
-/** Sends raw bytes and resolves with what the broker answered before closing or `waitMs`. */
-export function rawExchange(port: number, bytes: Buffer, waitMs = 2000): Promise<{ reply: Buffer; closed: boolean }> {
+/** Sends raw bytes and resolves with what the broker answered: once `enough` bytes came, the
+ * connection closed, or `waitMs` passed. */
+export function rawExchange(port: number, bytes: Buffer, waitMs = 2000, enough = 4): Promise<{ reply: Buffer; closed: boolean }> {
   return new Promise((resolve) => {
     const socket = net.connect({ host: '127.0.0.1', port });
     const chunks: Buffer[] = [];
@@ -145,7 +146,10 @@ export function rawExchange(port: number, bytes: Buffer, waitMs = 2000): Promise
       resolve({ reply: Buffer.concat(chunks), closed });
     };
     const timer = setTimeout(() => finish(false), waitMs);
-    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.on('data', (c: Buffer) => {
+      chunks.push(c);
+      if (Buffer.concat(chunks).length >= enough) finish(false);
+    });
     socket.on('close', () => finish(true));
     socket.on('error', () => finish(true));
     socket.write(bytes);
