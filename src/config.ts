@@ -76,6 +76,19 @@ export interface Config {
   mqttUrl: string | undefined;
   mqttPublicUrl: string | undefined;
   mqttBrokerConcurrency: number;
+  /** The embedded broker's TLS listener (undefined: none) and its key and certificate files. */
+  mqttTlsPort: number | undefined;
+  mqttTlsKeyFile: string | undefined;
+  mqttTlsCertFile: string | undefined;
+  /** The embedded broker's limits (docs/security.md, "MQTT broker"). */
+  mqttConnectTimeoutMs: number;
+  mqttMaxConnectBytes: number;
+  mqttMaxPacketBytes: number;
+  mqttMaxConnectionsPerAddress: number;
+  mqttMaxSubscriptionsPerSession: number;
+  mqttMaxQueuedPerSession: number;
+  mqttMaxSessionsPerCredential: number;
+  mqttSessionExpirySeconds: number;
 }
 
 export interface ConfigDoc {
@@ -106,8 +119,8 @@ export const CONFIG_DOCS: ConfigDoc[] = [
   { name: 'RATE_LIMIT_STORE', default: 'memory', description: '`memory` (one instance) or `postgres` (counters shared by all instances).' },
   { name: 'RATE_LIMIT_READINGS_PER_SECOND', default: '5', description: 'POST /api/readings requests per OAuth client per second.' },
   { name: 'RATE_LIMIT_READINGS_PER_MINUTE', default: '20', description: 'POST /api/readings requests per OAuth client per minute.' },
-  { name: 'RATE_LIMIT_TOKEN_PER_MINUTE', default: '30', description: 'POST /oauth/token requests per client_id per minute; also failed MQTT CONNECTs per client id given as username (separate counter).' },
-  { name: 'RATE_LIMIT_TOKEN_UNKNOWN_PER_MINUTE', default: '30', description: 'POST /oauth/token requests per client address per minute when the client_id is unknown; also failed MQTT CONNECTs per address when the username is not a client id.' },
+  { name: 'RATE_LIMIT_TOKEN_PER_MINUTE', default: '30', description: 'POST /oauth/token requests per client_id per minute; also failed MQTT CONNECTs per (user name, client address) (separate counter).' },
+  { name: 'RATE_LIMIT_TOKEN_UNKNOWN_PER_MINUTE', default: '30', description: 'POST /oauth/token requests per client address per minute when the client_id is unknown; also failed MQTT CONNECTs per client address, whatever the user name (separate counter).' },
   { name: 'RATE_LIMIT_API_PER_MINUTE', default: '0', description: 'Requests per OAuth client per minute on every other authenticated endpoint; 0 = no limit (the interface’s default). When set, those responses carry the X-Rate-Limit-* headers too.' },
   { name: 'WORKER_THREADS', default: 'CPU count − 1 (at least 2)', description: 'Worker threads for CPU-heavy work: parsing reading batches, virtual registers. Large batches on QuestDB are parsed in slices on all of them at once.' },
   { name: 'TIMESERIES_BACKEND', default: 'postgres', description: 'Where readings live: `postgres` (the same database, nothing extra) or `questdb` (needs QUESTDB_HTTP_URL and QUESTDB_PG_URL).' },
@@ -141,6 +154,17 @@ export const CONFIG_DOCS: ConfigDoc[] = [
   { name: 'MQTT_URL', default: '(unset)', description: 'External broker instead of the embedded one, e.g. mqtt://user:pass@broker:1883 (needed with several instances; the broker then enforces topic access itself).' },
   { name: 'MQTT_PUBLIC_URL', default: '(derived)', description: 'Broker URI announced to clients by GET /notifiers (default: MQTT_URL without credentials, or mqtt://<MQTT_HOST>:<port>).' },
   { name: 'MQTT_BROKER_CONCURRENCY', default: '100', description: 'Messages the embedded broker routes at once (aedes `concurrency`); more are queued in order.' },
+  { name: 'MQTT_TLS_PORT', default: '(unset)', description: 'Port of the embedded broker\'s TLS listener on MQTT_HOST (0 picks a free one), beside MQTT_PORT; announced first by GET /notifiers (mqtts://). Needs MQTT_TLS_KEY_FILE and MQTT_TLS_CERT_FILE.' },
+  { name: 'MQTT_TLS_KEY_FILE', default: '(unset)', description: 'PEM private key of the TLS listener, read at start.' },
+  { name: 'MQTT_TLS_CERT_FILE', default: '(unset)', description: 'PEM certificate (chain) of the TLS listener, read at start.' },
+  { name: 'MQTT_CONNECT_TIMEOUT_MS', default: '10000', description: 'Time a new MQTT connection has to complete its TLS handshake and send its whole CONNECT; closed otherwise.' },
+  { name: 'MQTT_MAX_CONNECT_BYTES', default: '4096', description: 'Largest CONNECT (and any packet before the CONNECT is accepted), in bytes of remaining length; larger closes the connection on its header.' },
+  { name: 'MQTT_MAX_PACKET_BYTES', default: '65536', description: 'Largest packet of an authenticated MQTT client (clients only subscribe); larger closes the connection on its header.' },
+  { name: 'MQTT_MAX_CONNECTIONS_PER_ADDRESS', default: '1000', description: 'Open MQTT connections per client address, counted from the TCP accept; more are closed at once.' },
+  { name: 'MQTT_MAX_SUBSCRIPTIONS_PER_SESSION', default: '1000', description: 'Topic filters one MQTT session may hold; more are refused (SUBACK 0x80).' },
+  { name: 'MQTT_MAX_QUEUED_PER_SESSION', default: '1000', description: 'Messages queued for one persistent MQTT session (clean session off) while away or unacknowledged; one more drops the session (sessionPresent false at the next CONNECT).' },
+  { name: 'MQTT_MAX_SESSIONS_PER_CREDENTIAL', default: '1000', description: 'Persistent MQTT sessions per credential; a new one replaces the least recently connected one that is away.' },
+  { name: 'MQTT_SESSION_EXPIRY_SECONDS', default: '604800', description: 'A persistent MQTT session away this long is dropped (7 days, as long as the MQTT outbox keeps published rows).' },
   { name: 'VTN_WEBHOOK_ALLOW_PRIVATE', default: 'false', description: 'Accept and call subscription callbackUrls on loopback, private and link-local addresses (tests, closed networks). Off: such URLs are refused (400) and never called.' },
 ];
 
@@ -288,6 +312,17 @@ export function loadConfig(env: Env = process.env): Config {
     mqttUrl: r.raw('MQTT_URL'),
     mqttPublicUrl: r.raw('MQTT_PUBLIC_URL'),
     mqttBrokerConcurrency: r.int('MQTT_BROKER_CONCURRENCY', 100, 1, 1_000_000),
+    mqttTlsPort: r.raw('MQTT_TLS_PORT') === undefined ? undefined : r.int('MQTT_TLS_PORT', 8883, 0, 65535),
+    mqttTlsKeyFile: r.raw('MQTT_TLS_KEY_FILE'),
+    mqttTlsCertFile: r.raw('MQTT_TLS_CERT_FILE'),
+    mqttConnectTimeoutMs: r.int('MQTT_CONNECT_TIMEOUT_MS', 10_000, 100, 600_000),
+    mqttMaxConnectBytes: r.int('MQTT_MAX_CONNECT_BYTES', 4096, 256, 1024 * 1024),
+    mqttMaxPacketBytes: r.int('MQTT_MAX_PACKET_BYTES', 65_536, 256, 16 * 1024 * 1024),
+    mqttMaxConnectionsPerAddress: r.int('MQTT_MAX_CONNECTIONS_PER_ADDRESS', 1000, 1, 10_000_000),
+    mqttMaxSubscriptionsPerSession: r.int('MQTT_MAX_SUBSCRIPTIONS_PER_SESSION', 1000, 1, 1_000_000),
+    mqttMaxQueuedPerSession: r.int('MQTT_MAX_QUEUED_PER_SESSION', 1000, 1, 10_000_000),
+    mqttMaxSessionsPerCredential: r.int('MQTT_MAX_SESSIONS_PER_CREDENTIAL', 1000, 1, 10_000_000),
+    mqttSessionExpirySeconds: r.int('MQTT_SESSION_EXPIRY_SECONDS', 604_800, 1, 366 * 86_400),
   };
   if (config.timeseriesBackend === 'questdb' && (!config.questdbHttpUrl || !config.questdbPgUrl)) {
     r.problems.push('TIMESERIES_BACKEND=questdb needs QUESTDB_HTTP_URL and QUESTDB_PG_URL');
@@ -296,6 +331,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (config.vtnWebhookBackoffCapMs < config.vtnWebhookBackoffBaseMs) r.problems.push('VTN_WEBHOOK_BACKOFF_CAP_MS must not be below VTN_WEBHOOK_BACKOFF_BASE_MS');
   if (!/^(\/[A-Za-z0-9._~-]+)+$/.test(config.vtn31BasePath) || config.vtn31BasePath === '/api/openadr/v1') r.problems.push('VTN31_BASE_PATH must be a path like /api/openadr/3.1.0 (not the v1 path)');
   if (config.mqttUrl !== undefined && !/^mqtts?:\/\//.test(config.mqttUrl)) r.problems.push('MQTT_URL must start with mqtt:// or mqtts://');
+  if (config.mqttTlsPort !== undefined && (!config.mqttTlsKeyFile || !config.mqttTlsCertFile)) r.problems.push('MQTT_TLS_PORT needs MQTT_TLS_KEY_FILE and MQTT_TLS_CERT_FILE');
   if (r.problems.length > 0) throw new ConfigError(r.problems);
   return config;
 }

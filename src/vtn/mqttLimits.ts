@@ -1,0 +1,179 @@
+// The embedded MQTT broker's limits on what a connection may cost before and after it proves
+// who it is (docs/security.md, "MQTT broker"):
+// - packet sizes, checked on each packet's fixed header as the broker reads the socket: a
+//   CONNECT (the only packet allowed first) of at most MQTT_MAX_CONNECT_BYTES, any other packet
+//   of at most MQTT_MAX_PACKET_BYTES once the CONNECT is accepted;
+// - connections per address (MQTT_MAX_CONNECTIONS_PER_ADDRESS), counted from the TCP accept;
+// - failed CONNECTs, counted per (user name, address) and per address, never per claimed name
+//   alone, so that nobody's failures lock out a correct token from another address.
+import type { Socket } from 'node:net';
+import type { Logger } from 'pino';
+import type { RateLimitStore } from '../http/rateLimit.ts';
+import type { RateLimitWindow } from '../http/types.ts';
+
+const CONNECT = 1;
+
+/** Reads MQTT fixed headers from a connection's bytes and says when a packet is too large.
+ * mqtt-packet, aedes' parser, keeps a packet's bytes until all the length it announces has come
+ * and has no maximum, and aedes builds the parser itself: this sees each header first. Hand
+ * written because it runs on every read of every connection: bodies are skipped by arithmetic,
+ * nothing is copied. */
+export class PacketGuard {
+  /** Set once the CONNECT is accepted: later packets get the larger limit. */
+  authenticated = false;
+  private packets = 0;
+  private expectingType = true;
+  private lengthBytes = 0;
+  private length = 0;
+  private multiplier = 1;
+  /** Body bytes of the current packet still to pass. */
+  private skip = 0;
+
+  constructor(
+    private readonly maxConnectBytes: number,
+    private readonly maxPacketBytes: number,
+  ) {}
+
+  /** Scans the next bytes read; returns why the connection must close, if it must. */
+  scan(chunk: Buffer): string | undefined {
+    let i = 0;
+    while (i < chunk.length) {
+      if (this.skip > 0) {
+        const n = Math.min(this.skip, chunk.length - i);
+        this.skip -= n;
+        i += n;
+        continue;
+      }
+      const byte = chunk[i++]!;
+      if (this.expectingType) {
+        if (this.packets === 0 && byte >> 4 !== CONNECT) return 'the first packet is not a CONNECT';
+        this.expectingType = false;
+        this.lengthBytes = 0;
+        this.length = 0;
+        this.multiplier = 1;
+        continue;
+      }
+      // The remaining length: up to 4 bytes, 7 bits each, least significant first. What is read
+      // so far is a lower bound, so a length over the limit is refused from its first byte on.
+      this.length += (byte & 0x7f) * this.multiplier;
+      this.multiplier *= 128;
+      this.lengthBytes += 1;
+      const limit = this.authenticated ? this.maxPacketBytes : this.maxConnectBytes;
+      if (this.length > limit) return `a packet of more than ${limit} bytes`;
+      if (byte & 0x80) {
+        if (this.lengthBytes === 4) return 'a malformed remaining length';
+        continue;
+      }
+      this.packets += 1;
+      this.skip = this.length;
+      this.expectingType = true;
+    }
+    return undefined;
+  }
+}
+
+/** Puts a guard on what aedes reads from a socket (it reads with `socket.read()` on
+ * 'readable'): bytes that break a limit are never handed over, and the socket is destroyed. */
+export function guardReads(socket: Socket, guard: PacketGuard, refused: (reason: string) => void): void {
+  const read = socket.read;
+  socket.read = function guardedRead(this: Socket, size?: number) {
+    const chunk: unknown = read.call(this, size);
+    if (Buffer.isBuffer(chunk) && chunk.length > 0) {
+      const reason = guard.scan(chunk);
+      if (reason !== undefined) {
+        refused(reason);
+        this.destroy();
+        return null;
+      }
+    }
+    return chunk;
+  };
+}
+
+/** The address a limit counts (an IPv4 address reached over IPv6 counts as itself). */
+export function addressOf(socket: { remoteAddress?: string | undefined }): string {
+  const address = socket.remoteAddress ?? 'unknown';
+  return address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address;
+}
+
+/** Open connections per address. */
+export class ConnectionCounter {
+  private readonly open = new Map<string, number>();
+
+  constructor(private readonly max: number) {}
+
+  /** Counts a new connection; false (not counted) when its address is at the limit. */
+  admit(address: string): boolean {
+    const n = this.open.get(address) ?? 0;
+    if (n >= this.max) return false;
+    this.open.set(address, n + 1);
+    return true;
+  }
+
+  release(address: string): void {
+    const n = (this.open.get(address) ?? 1) - 1;
+    if (n <= 0) this.open.delete(address);
+    else this.open.set(address, n);
+  }
+}
+
+/** Failed-CONNECT quotas (the token endpoint's, counters of their own). */
+export interface LoginLimits {
+  store: RateLimitStore;
+  /** Failed CONNECTs per (user name, address). */
+  perClient: readonly RateLimitWindow[];
+  /** Failed CONNECTs per address, whatever the user name. */
+  perAddress: readonly RateLimitWindow[];
+}
+
+/** Counts failed CONNECTs; a key over its quota refuses CONNECTs until its window resets. */
+export class LoginLimiter {
+  /** Keys over their quota, until when (epoch ms): checked without a store round trip. */
+  private readonly blocked = new Map<string, number>();
+
+  constructor(
+    private readonly limits: LoginLimits,
+    private readonly log: Logger,
+  ) {}
+
+  private static keys(username: string | undefined, address: string): { client?: string; address: string } {
+    const name = username ? username.slice(0, 200) : undefined;
+    return { client: name === undefined ? undefined : `client:${name}|addr:${address}`, address: `addr:${address}` };
+  }
+
+  /** Whether a CONNECT with this user name from this address is refused for earlier failures. */
+  isBlocked(username: string | undefined, address: string, now = Date.now()): boolean {
+    const { client, address: byAddress } = LoginLimiter.keys(username, address);
+    return (client !== undefined && this.blockedUntil(client, now)) || this.blockedUntil(byAddress, now);
+  }
+
+  /** Counts a failed CONNECT under both keys; true when this attempt went over a quota. */
+  async failed(username: string | undefined, address: string, now = Date.now()): Promise<boolean> {
+    const { client, address: byAddress } = LoginLimiter.keys(username, address);
+    const counted: [string, readonly RateLimitWindow[]][] = [[byAddress, this.limits.perAddress]];
+    if (client !== undefined) counted.push([client, this.limits.perClient]);
+    let over = false;
+    for (const [key, windows] of counted) {
+      const result = await this.limits.store.consume(`mqtt-login:${key}`, windows, now);
+      if (result.allowed) continue;
+      over = true;
+      const until = Math.max(...result.windows.filter((w) => w.count >= w.max).map((w) => w.resetAt));
+      if (!this.blocked.has(key)) this.log.warn({ key, until: new Date(until).toISOString() }, 'too many failed MQTT logins; refusing CONNECTs until the window resets');
+      this.blocked.set(key, until);
+    }
+    return over;
+  }
+
+  /** Forgets the keys whose window has reset. */
+  sweep(now = Date.now()): void {
+    for (const [key, until] of this.blocked) if (until <= now) this.blocked.delete(key);
+  }
+
+  private blockedUntil(key: string, now: number): boolean {
+    const until = this.blocked.get(key);
+    if (until === undefined) return false;
+    if (until > now) return true;
+    this.blocked.delete(key);
+    return false;
+  }
+}
