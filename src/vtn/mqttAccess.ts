@@ -76,21 +76,27 @@ const KEEP_UNUSED_MS = 60_000;
 
 /** The rights of every credential with a session, read from the database in batches. */
 export class RightsCache {
-  private readonly entries = new Map<string, { rights: Rights; acquiredAt: number }>();
+  private readonly entries = new Map<string, { rights: Rights; loaded: Promise<void>; acquiredAt: number }>();
 
   constructor(private readonly db: Queryable) {}
 
-  /** The rights of a credential read now (one query for a VEN client), shared with its other
-   * sessions and updated in place. */
+  /** The rights of a credential, shared with its other sessions and updated in place. Read from
+   * the database (one query for a VEN client) when no session holds them yet; once held, every
+   * published change of a VEN or a resource of the organization reads them again before the
+   * messages after it are routed (EmbeddedBroker.publish), so they are never older than what is
+   * published. */
   async acquire(organizationId: number, subject: string, ven: boolean): Promise<Rights> {
     const key = `${ven ? 'ven' : 'bl'}:${organizationId}:${subject}`;
     let entry = this.entries.get(key);
     if (!entry) {
-      entry = { rights: { key, organizationId, subject, ven, prefix: topicPrefix(organizationId), vens: NONE, reach: NONE }, acquiredAt: 0 };
+      const rights: Rights = { key, organizationId, subject, ven, prefix: topicPrefix(organizationId), vens: NONE, reach: NONE };
+      const loaded = ven ? this.refresh([rights]) : Promise.resolve();
+      entry = { rights, loaded, acquiredAt: 0 };
       this.entries.set(key, entry);
+      loaded.catch(() => this.entries.get(key) === entry && this.entries.delete(key));
     }
     entry.acquiredAt = Date.now();
-    if (ven) await this.refresh([entry.rights]);
+    await entry.loaded;
     return entry.rights;
   }
 

@@ -296,6 +296,9 @@ export class EmbeddedBroker {
     const existing = this.store.get(client.id);
     if (existing && existing.tokenVersion !== tokenVersion) await this.dropSession(client.id, 'its credential was rotated');
     if (persistent) {
+      // What waited for the session is judged by the rights as they are now, not as the last
+      // published change left them.
+      if (ven && this.store.queued(client.id) > 0) await this.rights.refresh([rights]);
       const evicted = this.store.connect({ id: client.id, credential: principal.subject, rights, clientRowId: principal.clientRowId, tokenVersion, token }, Date.now());
       if (!evicted) return refusal('Too many persistent sessions for this credential, all connected', SERVER_UNAVAILABLE).refused;
       for (const old of evicted) await this.dropSession(old.id, 'the credential has too many persistent sessions');

@@ -27,6 +27,8 @@ export interface ConnectOptions {
   protocol?: 'mqtt' | 'mqtts';
   /** For mqtts: the CA to trust. */
   ca?: string | Buffer;
+  /** Called with each message as it arrives (from the first byte on). */
+  onMessage?: (topic: string, body: any) => void;
 }
 
 /** Connects (no reconnection), collecting every message from the first byte on. Rejects with
@@ -58,6 +60,7 @@ export function connectSession(port: number, options: ConnectOptions): Promise<S
       body = payload.toString();
     }
     session.messages.push({ topic, body });
+    options.onMessage?.(topic, body);
   });
   client.on('close', () => (session.closed = true));
   return new Promise((resolve, reject) => {
