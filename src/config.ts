@@ -163,7 +163,7 @@ export const CONFIG_DOCS: ConfigDoc[] = [
   { name: 'MQTT_MAX_CONNECTIONS_PER_ADDRESS', default: '1000', description: 'Open MQTT connections per client address, counted from the TCP accept; more are closed at once.' },
   { name: 'MQTT_MAX_SUBSCRIPTIONS_PER_SESSION', default: '1000', description: 'Topic filters one MQTT session may hold; more are refused (SUBACK 0x80).' },
   { name: 'MQTT_MAX_QUEUED_PER_SESSION', default: '1000', description: 'Messages queued for one persistent MQTT session (clean session off) while away or unacknowledged; one more drops the session (sessionPresent false at the next CONNECT).' },
-  { name: 'MQTT_MAX_SESSIONS_PER_CREDENTIAL', default: '1000', description: 'Persistent MQTT sessions per credential; a new one replaces the least recently connected one that is away.' },
+  { name: 'MQTT_MAX_SESSIONS_PER_CREDENTIAL', default: '100', description: 'Persistent MQTT sessions (clean session off) per credential; a new one replaces the least recently connected one that is away, and is refused (return code 3) when all are connected. Clean sessions are not counted.' },
   { name: 'MQTT_SESSION_EXPIRY_SECONDS', default: '604800', description: 'A persistent MQTT session away this long is dropped (7 days, as long as the MQTT outbox keeps published rows).' },
   { name: 'VTN_WEBHOOK_ALLOW_PRIVATE', default: 'false', description: 'Accept and call subscription callbackUrls on loopback, private and link-local addresses (tests, closed networks). Off: such URLs are refused (400) and never called.' },
 ];
@@ -321,7 +321,7 @@ export function loadConfig(env: Env = process.env): Config {
     mqttMaxConnectionsPerAddress: r.int('MQTT_MAX_CONNECTIONS_PER_ADDRESS', 1000, 1, 10_000_000),
     mqttMaxSubscriptionsPerSession: r.int('MQTT_MAX_SUBSCRIPTIONS_PER_SESSION', 1000, 1, 1_000_000),
     mqttMaxQueuedPerSession: r.int('MQTT_MAX_QUEUED_PER_SESSION', 1000, 1, 10_000_000),
-    mqttMaxSessionsPerCredential: r.int('MQTT_MAX_SESSIONS_PER_CREDENTIAL', 1000, 1, 10_000_000),
+    mqttMaxSessionsPerCredential: r.int('MQTT_MAX_SESSIONS_PER_CREDENTIAL', 100, 1, 10_000_000),
     mqttSessionExpirySeconds: r.int('MQTT_SESSION_EXPIRY_SECONDS', 604_800, 1, 366 * 86_400),
   };
   if (config.timeseriesBackend === 'questdb' && (!config.questdbHttpUrl || !config.questdbPgUrl)) {

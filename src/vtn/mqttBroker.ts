@@ -141,7 +141,7 @@ export class EmbeddedBroker {
     const internals = aedes as unknown as { persistence: InnerPersistence | SessionStore };
     broker.store = new SessionStore(
       internals.persistence as InnerPersistence,
-      { maxQueued: options.maxQueuedPerSession ?? 1000, maxPerCredential: options.maxSessionsPerCredential ?? 1000 },
+      { maxQueued: options.maxQueuedPerSession ?? 1000, maxPerCredential: options.maxSessionsPerCredential ?? 100 },
       (id) => void broker.dropSession(id, 'its queue is full'),
     );
     internals.persistence = broker.store;

@@ -49,6 +49,8 @@ describe('messages queued for a persistent MQTT session whose VEN moved to anoth
 
     const again = await connectSession(t.app.mqttPort, { username: owner.clientId, password: owner.token, clientId: 'owner-gateway', clean: false });
     open.push(again);
+    // The session lost a VEN it subscribed to: dropped, so its client knows to start afresh.
+    expect(again.sessionPresent).toBe(false);
     // What is still its own keeps coming, after anything that was queued.
     expect(await granted(again.client, [`openadr3/${org}/vens/${staying.id}/events/+`])).toEqual([1]);
     const control = await expectStatus(t.api.post(`${V31}/events`, { programID: program, eventName: 'still mine', targets: ['VEN_NAME:staying'] }, bl.token), 201);
