@@ -5,9 +5,9 @@
 // credential:
 // - a business-logic client receives everything under its organization's prefix;
 // - a VEN client receives, under `vens/<venID>/` of a VEN bound to it now, a program or an event
-//   that is untargeted or shares a target key with what its VENs are reached by (`venReachSql`,
-//   the same SQL the REST lists and the webhook outbox use), and a VEN or a resource it owns
-//   (a VEN's own deletion reaches the client it was bound to when deleted);
+//   that is untargeted or shares a target key with what reaches that VEN (its reach: the keys the
+//   MQTT outbox routes by, `venReachKeys`), and a VEN or a resource it owns (a VEN's own deletion
+//   reaches the client it was bound to when deleted);
 // - nothing else: another organization's topics, `$SYS`, a message whose object is unknown.
 // The rights of a credential are read at CONNECT, at a SUBSCRIBE naming a VEN they do not hold,
 // and whenever the broker publishes a change of a VEN or a resource of its organization (before
@@ -16,7 +16,13 @@
 // and persistent, at the broker's periodic check (mqttBroker.ts).
 import type { Queryable } from '../store/database.ts';
 import { topicPrefix } from './mqttTopics.ts';
-import { venReachSql } from './targets.ts';
+import { VEN_NAME_TARGET } from './targets.ts';
+
+/** SQL for the target keys reaching VEN row `v`: those the MQTT outbox routes a VEN's programs
+ * and events by (mqttTopics.ts), its targets and its name. */
+function venReachKeys(v: string): string {
+  return `(${v}.target_keys || ('${VEN_NAME_TARGET}' || chr(31) || ${v}.ven_name))`;
+}
 
 /** What a published message is about, given by the publisher beside the payload. */
 export interface MessageAbout {
@@ -40,13 +46,11 @@ export interface Rights {
   readonly ven: boolean;
   /** Under the organization's topics, with a trailing slash. */
   readonly prefix: string;
-  /** The VENs bound to this credential (VEN clients). */
-  vens: ReadonlySet<string>;
-  /** The target keys those VENs are reached by (VEN clients). */
-  reach: ReadonlySet<string>;
+  /** The VENs bound to this credential, each with the target keys reaching it (VEN clients). */
+  vens: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
-const NONE: ReadonlySet<string> = new Set();
+const NONE: ReadonlyMap<string, ReadonlySet<string>> = new Map();
 const VENS = 'vens/';
 
 /** Whether a session with these rights may receive a message on `topic` about `about`. */
@@ -57,15 +61,15 @@ export function mayDeliver(rights: Rights, topic: string, about: MessageAbout | 
   const start = rights.prefix.length + VENS.length;
   const end = topic.indexOf('/', start);
   if (end === -1) return false;
-  const bound = rights.vens.has(topic.slice(start, end));
+  const reach = rights.vens.get(topic.slice(start, end));
   switch (about.kind) {
     case 'PROGRAM':
     case 'EVENT':
-      return bound && (about.keys.length === 0 || about.keys.some((k) => rights.reach.has(k)));
+      return reach !== undefined && (about.keys.length === 0 || about.keys.some((k) => reach.has(k)));
     case 'RESOURCE':
-      return bound && about.owner === rights.subject;
+      return reach !== undefined && about.owner === rights.subject;
     case 'VEN':
-      return about.owner === rights.subject && (bound || about.operation === 'DELETE');
+      return about.owner === rights.subject && (reach !== undefined || about.operation === 'DELETE');
     default:
       return false;
   }
@@ -89,7 +93,7 @@ export class RightsCache {
     const key = `${ven ? 'ven' : 'bl'}:${organizationId}:${subject}`;
     let entry = this.entries.get(key);
     if (!entry) {
-      const rights: Rights = { key, organizationId, subject, ven, prefix: topicPrefix(organizationId), vens: NONE, reach: NONE };
+      const rights: Rights = { key, organizationId, subject, ven, prefix: topicPrefix(organizationId), vens: NONE };
       const loaded = ven ? this.refresh([rights]) : Promise.resolve();
       entry = { rights, loaded, acquiredAt: 0 };
       this.entries.set(key, entry);
@@ -113,23 +117,24 @@ export class RightsCache {
     return out;
   }
 
-  /** Reads the VENs and target keys of these VEN clients' credentials now (one query). */
+  /** Reads the VENs of these VEN clients' credentials and their reach now (one query). */
   async refresh(list: readonly Rights[]): Promise<void> {
     const ven = list.filter((r) => r.ven);
     if (ven.length === 0) return;
-    const { rows } = await this.db.query<{ org: number; client: string; vens: string[]; reach: string[] }>({
+    const { rows } = await this.db.query<{ org: number; client: string; id: string; keys: string[] }>({
       name: 'vtn_mqtt_rights',
-      text: `SELECT q.org, q.client,
-               ARRAY(SELECT v.id FROM vtn_vens v WHERE v.organization_id = q.org AND v.client_id = q.client) AS vens,
-               ${venReachSql('q.org', 'q.client')} AS reach
-             FROM unnest($1::int[], $2::text[]) AS q(org, client)`,
+      text: `SELECT q.org, q.client, v.id, ${venReachKeys('v')} AS keys
+             FROM unnest($1::int[], $2::text[]) AS q(org, client)
+             JOIN vtn_vens v ON v.organization_id = q.org AND v.client_id = q.client`,
       values: [ven.map((r) => r.organizationId), ven.map((r) => r.subject)],
     });
-    const found = new Map(rows.map((r) => [`${r.org}:${r.client}`, r]));
-    for (const rights of ven) {
-      const row = found.get(`${rights.organizationId}:${rights.subject}`);
-      rights.vens = new Set(row?.vens ?? []);
-      rights.reach = new Set(row?.reach ?? []);
+    const found = new Map<string, Map<string, ReadonlySet<string>>>();
+    for (const row of rows) {
+      const key = `${row.org}:${row.client}`;
+      let vens = found.get(key);
+      if (!vens) found.set(key, (vens = new Map()));
+      vens.set(row.id, new Set(row.keys));
     }
+    for (const rights of ven) rights.vens = found.get(`${rights.organizationId}:${rights.subject}`) ?? NONE;
   }
 }

@@ -149,8 +149,9 @@ describe('MQTT isolation between credentials and organizations', () => {
       case 'EVENT': {
         const groups = events.get(r.body.object.id)?.groups;
         if (groups === undefined) return false;
-        const reach = new Set(vens.filter((v) => state.get(v.id) === c.clientId).map((v) => `GROUP:${v.group}`));
-        return bound && (groups.length === 0 || groups.some((g) => reach.has(g)));
+        // What reaches that VEN: its group (the VENs here have no other target).
+        const ven = vens.find((v) => v.id === m[1]);
+        return bound && ven !== undefined && (groups.length === 0 || groups.includes(`GROUP:${ven.group}`));
       }
       case 'PROGRAM':
         return bound;
