@@ -2,12 +2,10 @@
 // certificate, on MQTT_TLS_PORT): what 3.1 VENs behind NAT connect to instead of offering a
 // webhook. An internet-facing server; what is checked where (docs/security.md, "MQTT broker"):
 // - at the TCP accept: connections per address; then every packet's size from its header, a
-//   CONNECT first and small, within MQTT_CONNECT_TIMEOUT_MS (mqttLimits.ts);
-// - at CONNECT: the password is a VTN access token (any user name, or none); failed CONNECTs are
-//   limited per (user name, address) and per address; the client id is taken in the namespace of
-//   the credential (`<credential client id>/<client id>`), so no credential reaches another's
-//   session; a will is ignored (clients do not publish); a persistent session counts against its
-//   credential's quota (mqttSessions.ts);
+//   CONNECT first and small, within MQTT_CONNECT_TIMEOUT_MS (mqttListeners.ts, mqttLimits.ts);
+// - at CONNECT: failed-login quotas, the token, the client id taken into the credential's
+//   namespace (mqttConnect.ts); a persistent session counts against its credential's quota
+//   (mqttSessions.ts);
 // - at SUBSCRIBE: each filter against the 3.1 privacy rules (mqttTopics.ts); only granted
 //   filters are stored;
 // - at every delivery and every queueing: the message against the session's rights as they are
@@ -16,27 +14,25 @@
 //   expired is disconnected; one whose credential was deleted or rotated, or whose organization
 //   lost OpenADR, is also dropped with its persistent session, as are persistent sessions of such
 //   credentials while away.
-import { randomUUID } from 'node:crypto';
-import net from 'node:net';
-import type { AddressInfo } from 'node:net';
-import tls from 'node:tls';
-import { Aedes, type AuthenticateError, type Client, type ConnectPacket, type Subscription } from 'aedes';
-import { decodeJwt } from 'jose';
+import type net from 'node:net';
+import { Aedes, type AuthenticateError, type Client, type Subscription } from 'aedes';
 import type { Logger } from 'pino';
 import type { Principal } from '../http/types.ts';
 import type { Pool } from '../store/database.ts';
-import { vtnCaller } from './access.ts';
-import { mayDeliver, RightsCache, type MessageAbout, type Rights } from './mqttAccess.ts';
-import { addressOf, ConnectionCounter, guardReads, LoginLimiter, PacketGuard, type LoginLimits } from './mqttLimits.ts';
-import { SessionStore, type InnerPersistence } from './mqttSessions.ts';
+import { checkConnect, NOT_AUTHORIZED, refusal, SERVER_UNAVAILABLE, tokenVersionOf, type Login } from './mqttConnect.ts';
+import { mayDeliver, RightsCache, type MessageAbout } from './mqttAccess.ts';
+import { addressOf, LoginLimiter, type LoginLimits, type PacketGuard } from './mqttLimits.ts';
+import { Listeners } from './mqttListeners.ts';
+import { recheckSessions, rightsChanged, type SessionHost } from './mqttRevocation.ts';
+import { SessionStore, type InnerPersistence, type Live } from './mqttSessions.ts';
 import { subscriptionAllowed, venOfFilter } from './mqttTopics.ts';
 
 export type { LoginLimits } from './mqttLimits.ts';
-export type Authenticate = (authorization: string) => Promise<Principal>;
+export type { Authenticate } from './mqttConnect.ts';
 
 /** How the broker checks tokens and credentials (src/auth). */
 export interface BrokerAuth {
-  authenticate: Authenticate;
+  authenticate: (authorization: string) => Promise<Principal>;
   /** Whether each token still authenticates, read now (undefined: expired, revoked, unknown). */
   recheck(tokens: Iterable<string>): Promise<Map<string, Principal | undefined>>;
   /** The current token version of API clients and their organization's features (absent: deleted). */
@@ -66,56 +62,21 @@ export interface BrokerOptions {
   log: Logger;
 }
 
-/** A connected session. */
-interface Live {
-  id: string;
-  token: string;
-  principal: Principal;
-  rights: Rights;
-  /** api_clients token_version of the token (null: a personal access token). */
-  tokenVersion: number | null;
-  persistent: boolean;
-}
-
-/** What preConnect decided, read by aedes' authenticate step (which sends the CONNACK). */
-type Login = { refused: AuthenticateError } | { token: string; principal: Principal; ven: boolean };
-
-/** CONNACK return codes (MQTT 3.1.1, 3.2.2.3). */
-const IDENTIFIER_REJECTED = 2;
-/** MQTT 3.1.1 has no "rate exceeded" code (MQTT 5's 0x9F): "server unavailable" says come back later. */
-const SERVER_UNAVAILABLE = 3;
-const BAD_CREDENTIALS = 4;
-const NOT_AUTHORIZED = 5;
-const MAX_CLIENT_ID = 256;
 
 /** aedes' client's filters (its typings leave them out). */
 function subscriptionsOf(client: Client): Record<string, unknown> {
   return (client as unknown as { subscriptions: Record<string, unknown> }).subscriptions;
 }
 
-function refusal(message: string, returnCode: number): { refused: AuthenticateError } {
-  return { refused: Object.assign(new Error(message), { returnCode }) as AuthenticateError };
-}
-
-/** The token_version a JWT was issued with (its signature was verified by `authenticate`). */
-function tokenVersionOf(token: string, principal: Principal): number | null {
-  if (principal.clientRowId === null) return null;
-  const { ver } = decodeJwt(token);
-  return typeof ver === 'number' ? ver : null;
-}
-
 export class EmbeddedBroker {
-  private readonly servers: net.Server[] = [];
-  private readonly ports: number[] = [];
+  private listeners: Listeners | undefined;
   private readonly live = new Map<Client, Live>();
   /** The connected client of each session id. */
   private readonly byId = new Map<string, Client>();
   private readonly logins = new WeakMap<Client, Login>();
   private readonly guards = new WeakMap<object, PacketGuard>();
-  private readonly sockets = new Set<net.Socket>();
   private readonly rights: RightsCache;
   private readonly loginLimiter: LoginLimiter;
-  private readonly counter: ConnectionCounter;
   private store!: SessionStore;
   private recheckTimer: NodeJS.Timeout | undefined;
 
@@ -125,13 +86,13 @@ export class EmbeddedBroker {
   ) {
     this.rights = new RightsCache(options.pool);
     this.loginLimiter = new LoginLimiter(options.limits, options.log);
-    this.counter = new ConnectionCounter(options.maxConnectionsPerAddress ?? 1000);
   }
 
   static async start(options: BrokerOptions): Promise<EmbeddedBroker> {
     const aedes = await Aedes.createBroker({
       drainTimeout: 30_000,
-      maxClientsIdLength: 128 + MAX_CLIENT_ID,
+      // Checked by aedes for MQTT 3.1 clients only, after the id is namespaced (mqttConnect.ts).
+      maxClientsIdLength: 512,
       connectTimeout: options.connectTimeoutMs ?? 10_000,
       concurrency: options.concurrency ?? 100,
       queueLimit: 16,
@@ -146,7 +107,7 @@ export class EmbeddedBroker {
     );
     internals.persistence = broker.store;
     aedes.preConnect = (client, packet, callback) => {
-      broker.login(client, packet).then(
+      checkConnect(packet, addressOf(client.conn as net.Socket), options.auth.authenticate, broker.loginLimiter).then(
         (login) => broker.logins.set(client, login),
         (err: Error) => {
           options.log.warn({ err: err.message }, 'MQTT login not checked');
@@ -185,102 +146,41 @@ export class EmbeddedBroker {
     aedes.on('clientError', (_client, err) => options.log.debug({ err: err.message }, 'MQTT client error'));
     aedes.on('connectionError', (_client, err) => options.log.debug({ err: err.message }, 'MQTT connection error'));
     try {
-      const plain = net.createServer();
-      plain.on('connection', (socket: net.Socket) => broker.accept(socket) && broker.serve(socket));
-      await broker.listen(plain, options.port);
-      if (options.tls) {
-        const secure = tls.createServer({ key: options.tls.key, cert: options.tls.cert, minVersion: 'TLSv1.2', handshakeTimeout: options.connectTimeoutMs ?? 10_000 });
-        secure.on('connection', (socket: net.Socket) => broker.accept(socket));
-        secure.on('secureConnection', (socket: tls.TLSSocket) => broker.serve(socket));
-        secure.on('tlsClientError', (err) => options.log.debug({ err: err.message }, 'MQTT TLS handshake failed'));
-        await broker.listen(secure, options.tls.port);
-      }
+      broker.listeners = await Listeners.start(
+        {
+          host: options.host,
+          port: options.port,
+          tls: options.tls,
+          connectTimeoutMs: options.connectTimeoutMs ?? 10_000,
+          maxConnectionsPerAddress: options.maxConnectionsPerAddress ?? 1000,
+          maxConnectBytes: options.maxConnectBytes ?? 4096,
+          maxPacketBytes: options.maxPacketBytes ?? 65_536,
+          log: options.log,
+        },
+        (socket, guard) => broker.serve(socket, guard),
+      );
     } catch (err) {
-      await broker.close();
+      await new Promise<void>((resolve) => aedes.close(() => resolve()));
       throw err;
     }
     broker.scheduleRecheck(Math.max(options.recheckMs, 100));
     return broker;
   }
 
-  private async listen(server: net.Server, port: number): Promise<void> {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(port, this.options.host, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
-    this.servers.push(server);
-    this.ports.push((server.address() as AddressInfo).port);
-  }
-
   get port(): number {
-    return this.ports[0] ?? 0;
+    return this.listeners?.port ?? 0;
   }
 
   /** The TLS listener's port (0: none). */
   get tlsPort(): number {
-    return this.options.tls ? (this.ports[1] ?? 0) : 0;
+    return this.listeners?.tlsPort ?? 0;
   }
 
-  /** Counts a TCP connection against its address's limit; closes it when over. */
-  private accept(socket: net.Socket): boolean {
-    const address = addressOf(socket);
-    if (!this.counter.admit(address)) {
-      this.options.log.debug({ address }, 'MQTT connection refused: too many from this address');
-      socket.destroy();
-      return false;
-    }
-    this.sockets.add(socket);
-    socket.once('close', () => {
-      this.counter.release(address);
-      this.sockets.delete(socket);
-    });
-    return true;
-  }
-
-  /** Hands a connection to aedes behind the packet guard. */
-  private serve(socket: net.Socket): void {
-    const guard = new PacketGuard(this.options.maxConnectBytes ?? 4096, this.options.maxPacketBytes ?? 65_536);
-    guardReads(socket, guard, (reason) => this.options.log.debug({ address: addressOf(socket), reason }, 'MQTT connection closed'));
+  /** Hands an accepted connection to aedes. */
+  private serve(socket: net.Socket, guard: PacketGuard): void {
     this.guards.set(socket, guard);
     const client = this.aedes.handle(socket, undefined as never);
     socket.once('close', () => this.ended(client));
-  }
-
-  /** Checks a CONNECT's token and rewrites its client id into the credential's namespace. */
-  private async login(client: Client, packet: ConnectPacket): Promise<Login> {
-    const address = addressOf(client.conn as net.Socket);
-    const { username } = packet;
-    // Clients do not publish: their will would never be published either.
-    packet.will = undefined;
-    if (this.loginLimiter.isBlocked(username, address)) return refusal('Too many failed logins; retry later', SERVER_UNAVAILABLE);
-    const token = packet.password?.toString('utf8') ?? '';
-    let login: Login;
-    if (token === '') login = refusal('The password must be a VTN access token', BAD_CREDENTIALS);
-    else {
-      login = await this.options.auth.authenticate(`Bearer ${token}`).then(
-        (principal): Login => {
-          if (!principal.features.has('OpenADR')) return refusal('OpenADR is not enabled for this organization', NOT_AUTHORIZED);
-          try {
-            return { token, principal, ven: vtnCaller(principal).ven };
-          } catch (err) {
-            return refusal((err as Error).message, NOT_AUTHORIZED);
-          }
-        },
-        (err: Error) => refusal(err.message, BAD_CREDENTIALS),
-      );
-    }
-    if ('refused' in login) {
-      if (await this.loginLimiter.failed(username, address)) return refusal('Too many failed logins; retry later', SERVER_UNAVAILABLE);
-      return login;
-    }
-    const given = packet.clientId ?? '';
-    if (given === '' && packet.clean === false) return refusal('A persistent session (clean session off) needs a client id', IDENTIFIER_REJECTED);
-    if (given.length > MAX_CLIENT_ID) return refusal(`A client id has at most ${MAX_CLIENT_ID} characters`, IDENTIFIER_REJECTED);
-    packet.clientId = `${login.principal.subject}/${given === '' ? randomUUID() : given}`;
-    return login;
   }
 
   /** Opens the session of an accepted login (aedes' authenticate step); returns a refusal. */
@@ -358,7 +258,7 @@ export class EmbeddedBroker {
       }
       return { topic: m.topic, payload };
     });
-    if (changed.size > 0) await this.rightsChanged(changed);
+    if (changed.size > 0) await rightsChanged(this.host, changed);
     await Promise.all(
       packets.map(
         (p) =>
@@ -367,32 +267,6 @@ export class EmbeddedBroker {
           }),
       ),
     );
-  }
-
-  /** Reads the VEN clients' rights in these organizations again, and drops the sessions
-   * subscribed to a VEN no longer bound to their credential (they may subscribe again to what
-   * is still theirs). */
-  private async rightsChanged(organizations: ReadonlySet<number>): Promise<void> {
-    const list = this.rights.venRights(organizations);
-    if (list.length === 0) return;
-    await this.rights.refresh(list);
-    const lost = (rights: Rights, topics: Iterable<string>) => {
-      for (const topic of topics) {
-        const venId = venOfFilter(topic, rights.organizationId);
-        if (venId !== undefined && !rights.vens.has(venId)) return venId;
-      }
-      return undefined;
-    };
-    for (const [client, live] of [...this.live]) {
-      const venId = live.rights.ven && organizations.has(live.rights.organizationId) ? lost(live.rights, Object.keys(subscriptionsOf(client))) : undefined;
-      if (venId !== undefined) await this.dropSession(live.id, `VEN ${venId} is no longer bound to its credential`);
-    }
-    for (const session of [...this.store.all()]) {
-      if (session.connected || !session.rights.ven || !organizations.has(session.rights.organizationId)) continue;
-      const topics = (await this.store.subscriptionsByClient({ id: session.id })).map((s) => s.topic);
-      const venId = lost(session.rights, topics);
-      if (venId !== undefined) await this.dropSession(session.id, `VEN ${venId} is no longer bound to its credential`);
-    }
   }
 
   private scheduleRecheck(everyMs: number): void {
@@ -409,48 +283,29 @@ export class EmbeddedBroker {
     this.recheckTimer.unref();
   }
 
-  /** The periodic check: tokens of connected sessions (one query), then the credentials behind
-   * the failing ones and behind the persistent sessions that are away (one more query). */
-  async recheckSessions(): Promise<void> {
-    const now = Date.now();
-    const away = [...this.store.all()].filter((s) => !s.connected);
-    const expiry = this.options.sessionExpiryMs ?? 7 * 86_400_000;
-    for (const s of away) if (now - s.lastSeen > expiry) await this.dropSession(s.id, 'it was not connected for MQTT_SESSION_EXPIRY_SECONDS');
-    const lives = [...this.live.values()];
-    const awayUsers = away.filter((s) => s.clientRowId === null && this.store.get(s.id));
-    if (lives.length === 0 && away.length === 0) return this.rights.retain([]);
-    const verdicts = await this.options.auth.recheck([...lives.map((l) => l.token), ...awayUsers.map((s) => s.token)]);
-    const failing = lives.filter((l) => {
-      const p = verdicts.get(l.token);
-      return !p || !p.features.has('OpenADR') || p.organizationId !== l.rights.organizationId;
-    });
-    const rowIds = new Set<number>();
-    for (const l of failing) if (l.principal.clientRowId !== null) rowIds.add(l.principal.clientRowId);
-    for (const s of away) if (s.clientRowId !== null && this.store.get(s.id)) rowIds.add(s.clientRowId);
-    const credentials = rowIds.size > 0 ? await this.options.auth.credentials([...rowIds]) : new Map<number, { tokenVersion: number; features: string[] }>();
-    const revoked = (rowId: number | null, version: number | null, token: string) => {
-      if (rowId === null) return !verdicts.get(token)?.features.has('OpenADR');
-      const c = credentials.get(rowId);
-      return !c || c.tokenVersion !== version || !c.features.includes('OpenADR');
+  /** The periodic check (mqttRevocation.ts). */
+  recheckSessions(): Promise<void> {
+    return recheckSessions(this.host, this.options.sessionExpiryMs ?? 7 * 86_400_000);
+  }
+
+  /** What the checks of mqttRevocation.ts work on. */
+  private get host(): SessionHost {
+    return {
+      store: this.store,
+      rights: this.rights,
+      auth: this.options.auth,
+      connected: () => [...this.live].map(([client, live]) => ({ live, filters: () => Object.keys(subscriptionsOf(client)) })),
+      drop: (id, why) => this.dropSession(id, why),
+      disconnect: (id, why) => {
+        this.options.log.info({ client: id }, `MQTT connection closed: ${why}`);
+        this.byId.get(id)?.close();
+      },
     };
-    for (const l of failing) {
-      if (revoked(l.principal.clientRowId, l.tokenVersion, l.token)) await this.dropSession(l.id, 'its credential was deleted or rotated, or lost OpenADR');
-      else {
-        const client = this.byId.get(l.id);
-        this.options.log.info({ client: l.id }, 'MQTT connection closed: its access token expired');
-        client?.close();
-      }
-    }
-    for (const s of away) if (this.store.get(s.id) && revoked(s.clientRowId, s.tokenVersion, s.token)) await this.dropSession(s.id, 'its credential was deleted or rotated, or lost OpenADR');
-    this.rights.retain([...[...this.live.values()].map((l) => l.rights), ...[...this.store.all()].map((s) => s.rights)]);
   }
 
   async close(): Promise<void> {
     clearTimeout(this.recheckTimer);
-    const closed = this.servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve())));
-    await new Promise<void>((resolve) => this.aedes.close(() => resolve()));
-    // Connections aedes does not hold (a TLS handshake under way, a refused login closing).
-    for (const socket of this.sockets) socket.destroy();
-    await Promise.all(closed);
+    const closeAedes = () => new Promise<void>((resolve) => this.aedes.close(() => resolve()));
+    await (this.listeners ? this.listeners.close(closeAedes) : closeAedes());
   }
 }

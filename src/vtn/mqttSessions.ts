@@ -14,6 +14,7 @@
 // - sessions are dropped with their credential (see mqttBroker.ts) and after
 //   MQTT_SESSION_EXPIRY_SECONDS without a connection.
 import { Readable } from 'node:stream';
+import type { Principal } from '../http/types.ts';
 import { mayDeliver, type MessageAbout, type Rights } from './mqttAccess.ts';
 
 /** The fields of a queued packet aedes reads back (aedes-packet's, without the broker). */
@@ -59,6 +60,17 @@ export interface InnerPersistence {
   streamWill(brokers?: Record<string, number>): Readable;
   getClientList(topic: string): Readable;
   destroy(): Promise<void>;
+}
+
+/** A connected session (clean or persistent). */
+export interface Live {
+  id: string;
+  token: string;
+  principal: Principal;
+  rights: Rights;
+  /** api_clients token_version of the token (null: a personal access token). */
+  tokenVersion: number | null;
+  persistent: boolean;
 }
 
 /** A persistent session: whose it is and when it was last connected. */
