@@ -7,6 +7,7 @@
 // - failed CONNECTs, counted per (user name, address) and per address, never per claimed name
 //   alone, so that nobody's failures lock out a correct token from another address.
 import type { Socket } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import type { Logger } from 'pino';
 import type { RateLimitStore } from '../http/rateLimit.ts';
 import type { RateLimitWindow } from '../http/types.ts';
@@ -90,10 +91,21 @@ export function guardReads(socket: Socket, guard: PacketGuard, refused: (reason:
   };
 }
 
-/** The address a limit counts (an IPv4 address reached over IPv6 counts as itself). */
+/** The party a connection's address stands for, as the token endpoint counts it: an IPv4
+ * address as it is, an IPv6 address by its /64 (one customer's network: a host given a /64 picks
+ * any of its 2^64 addresses), an IPv4-mapped IPv6 address as its IPv4 address. */
 export function addressOf(socket: { remoteAddress?: string | undefined }): string {
   const address = socket.remoteAddress ?? 'unknown';
-  return address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address;
+  try {
+    const parsed = ipaddr.process(address);
+    if (parsed.kind() === 'ipv4') return parsed.toString();
+    return `${(parsed as ipaddr.IPv6).parts
+      .slice(0, 4)
+      .map((p) => p.toString(16))
+      .join(':')}::/64`;
+  } catch {
+    return address.slice(0, 100);
+  }
 }
 
 /** Open connections per address. */
@@ -136,9 +148,10 @@ export class LoginLimiter {
     private readonly log: Logger,
   ) {}
 
+  /** The counters' keys, the token endpoint's under the surface name `mqtt`. */
   private static keys(username: string | undefined, address: string): { client?: string; address: string } {
     const name = username ? username.slice(0, 200) : undefined;
-    return { client: name === undefined ? undefined : `client:${name}|addr:${address}`, address: `addr:${address}` };
+    return { client: name === undefined ? undefined : `mqtt-failed:client:${name}|${address}`, address: `mqtt-failed:address:${address}` };
   }
 
   /** Whether a CONNECT with this user name from this address is refused for earlier failures. */
@@ -154,7 +167,7 @@ export class LoginLimiter {
     if (client !== undefined) counted.push([client, this.limits.perClient]);
     let over = false;
     for (const [key, windows] of counted) {
-      const result = await this.limits.store.consume(`mqtt-login:${key}`, windows, now);
+      const result = await this.limits.store.consume(key, windows, now);
       if (result.allowed) continue;
       over = true;
       const until = Math.max(...result.windows.filter((w) => w.count >= w.max).map((w) => w.resetAt));

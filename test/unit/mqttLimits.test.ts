@@ -3,7 +3,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { mayDeliver, type MessageAbout, type Rights } from '../../src/vtn/mqttAccess.ts';
-import { PacketGuard } from '../../src/vtn/mqttLimits.ts';
+import { addressOf, PacketGuard } from '../../src/vtn/mqttLimits.ts';
 import { remainingLength } from '../support/mqtt.ts';
 
 function packet(type: number, length: number): Buffer {
@@ -97,5 +97,15 @@ describe('mayDeliver', () => {
     expect(mayDeliver(r, 'openadr3/1/vens/gone/update', { kind: 'VEN', operation: 'UPDATE', owner: 'c1', keys: [] })).toBe(false);
     expect(mayDeliver(r, 'openadr3/1/vens/a/resources/create', { kind: 'RESOURCE', operation: 'CREATE', owner: 'c1', keys: [] })).toBe(true);
     expect(mayDeliver(r, 'openadr3/1/vens/other/resources/create', { kind: 'RESOURCE', operation: 'CREATE', owner: 'c1', keys: [] })).toBe(false);
+  });
+});
+
+describe('addressOf', () => {
+  it('counts IPv4 as it is, IPv6 by its /64 and IPv4-mapped addresses as IPv4', () => {
+    expect(addressOf({ remoteAddress: '192.0.2.7' })).toBe('192.0.2.7');
+    expect(addressOf({ remoteAddress: '::ffff:192.0.2.7' })).toBe('192.0.2.7');
+    expect(addressOf({ remoteAddress: '2001:db8:1:2:aaaa::1' })).toBe(addressOf({ remoteAddress: '2001:db8:1:2:bbbb::9' }));
+    expect(addressOf({ remoteAddress: '2001:db8:1:2::1' })).not.toBe(addressOf({ remoteAddress: '2001:db8:1:3::1' }));
+    expect(addressOf({})).toBe('unknown');
   });
 });
