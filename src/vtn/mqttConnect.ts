@@ -62,6 +62,7 @@ export async function checkConnect(packet: ConnectPacket, address: string, authe
   const given = packet.clientId ?? '';
   if (given === '' && packet.clean === false) return refusal('A persistent session (clean session off) needs a client id', IDENTIFIER_REJECTED);
   if (given.length > MAX_CLIENT_ID) return refusal(`A client id has at most ${MAX_CLIENT_ID} characters`, IDENTIFIER_REJECTED);
+  // Credential ids (`vtn_<hex>`, `oc_<hex>`, `user:<n>`) never contain '/': the prefix is unambiguous.
   packet.clientId = `${login.principal.subject}/${given === '' ? randomUUID() : given}`;
   return login;
 }
