@@ -1,4 +1,4 @@
-// Helpers for the MQTT tests: real `mqtt` clients on the embedded broker (from a chosen local
+// Support for the MQTT tests: real `mqtt` clients on the embedded broker (from a chosen local
 // address when a test needs several client addresses: 127.0.0.0/8 is all loopback on Linux),
 // the SUBACK codes a broker grants, and raw CONNECT packets for what `mqtt` refuses to send.
 import net from 'node:net';
