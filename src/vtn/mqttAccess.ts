@@ -48,9 +48,12 @@ export interface Rights {
   readonly prefix: string;
   /** The VENs bound to this credential, each with the target keys reaching it (VEN clients). */
   vens: ReadonlyMap<string, ReadonlySet<string>>;
+  /** The ids of those VENs (what the SUBSCRIBE check takes). */
+  venIds: ReadonlySet<string>;
 }
 
 const NONE: ReadonlyMap<string, ReadonlySet<string>> = new Map();
+const NO_IDS: ReadonlySet<string> = new Set();
 const VENS = 'vens/';
 
 /** Whether a session with these rights may receive a message on `topic` about `about`. */
@@ -93,7 +96,7 @@ export class RightsCache {
     const key = `${ven ? 'ven' : 'bl'}:${organizationId}:${subject}`;
     let entry = this.entries.get(key);
     if (!entry) {
-      const rights: Rights = { key, organizationId, subject, ven, prefix: topicPrefix(organizationId), vens: NONE };
+      const rights: Rights = { key, organizationId, subject, ven, prefix: topicPrefix(organizationId), vens: NONE, venIds: NO_IDS };
       const loaded = ven ? this.refresh([rights]) : Promise.resolve();
       entry = { rights, loaded, acquiredAt: 0 };
       this.entries.set(key, entry);
@@ -135,6 +138,9 @@ export class RightsCache {
       if (!vens) found.set(key, (vens = new Map()));
       vens.set(row.id, new Set(row.keys));
     }
-    for (const rights of ven) rights.vens = found.get(`${rights.organizationId}:${rights.subject}`) ?? NONE;
+    for (const rights of ven) {
+      rights.vens = found.get(`${rights.organizationId}:${rights.subject}`) ?? NONE;
+      rights.venIds = new Set(rights.vens.keys());
+    }
   }
 }

@@ -231,7 +231,7 @@ export class EmbeddedBroker {
     const venId = rights.ven ? venOfFilter(subscription.topic, rights.organizationId) : undefined;
     // A VEN bound since the rights were read (just created, say): read them again.
     if (venId !== undefined && !rights.vens.has(venId)) await this.rights.refresh([rights]);
-    return subscriptionAllowed(subscription.topic, rights.organizationId, rights.ven, new Set(rights.vens.keys()));
+    return subscriptionAllowed(subscription.topic, rights.organizationId, rights.ven, rights.venIds);
   }
 
   /** Closes a session's connection, if any, and forgets its persistent state. */

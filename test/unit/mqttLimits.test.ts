@@ -65,8 +65,9 @@ describe('mayDeliver', () => {
     ven: true,
     prefix: 'openadr3/1/',
     vens: new Map(Object.entries(vens).map(([id, keys]) => [id, new Set(keys)])),
+    venIds: new Set(Object.keys(vens)),
   });
-  const bl: Rights = { key: 'bl:1:b', organizationId: 1, subject: 'b', ven: false, prefix: 'openadr3/1/', vens: new Map() };
+  const bl: Rights = { key: 'bl:1:b', organizationId: 1, subject: 'b', ven: false, prefix: 'openadr3/1/', vens: new Map(), venIds: new Set() };
   const event = (keys: string[], operation = 'CREATE'): MessageAbout => ({ kind: 'EVENT', operation, owner: null, keys });
 
   it('gives a business-logic client its organization only', () => {
