@@ -78,6 +78,8 @@ export class EmbeddedBroker {
   private readonly rights: RightsCache;
   private readonly loginLimiter: LoginLimiter;
   private store!: SessionStore;
+  /** What the checks of mqttRevocation.ts work on. */
+  private readonly host: SessionHost;
   private recheckTimer: NodeJS.Timeout | undefined;
 
   private constructor(
@@ -85,6 +87,24 @@ export class EmbeddedBroker {
     private readonly options: BrokerOptions,
   ) {
     this.rights = new RightsCache(options.pool);
+    const broker = this;
+    this.host = {
+      get store() {
+        return broker.store;
+      },
+      rights: this.rights,
+      auth: options.auth,
+      connected: () => this.live.values(),
+      filters: (live) => {
+        const client = this.byId.get(live.id);
+        return client ? Object.keys(subscriptionsOf(client)) : [];
+      },
+      drop: (id, why) => this.dropSession(id, why),
+      disconnect: (id, why) => {
+        options.log.info({ client: id }, `MQTT connection closed: ${why}`);
+        this.byId.get(id)?.close();
+      },
+    };
     this.loginLimiter = new LoginLimiter(options.limits, options.log);
   }
 
@@ -286,21 +306,6 @@ export class EmbeddedBroker {
   /** The periodic check (mqttRevocation.ts). */
   recheckSessions(): Promise<void> {
     return recheckSessions(this.host, this.options.sessionExpiryMs ?? 7 * 86_400_000);
-  }
-
-  /** What the checks of mqttRevocation.ts work on. */
-  private get host(): SessionHost {
-    return {
-      store: this.store,
-      rights: this.rights,
-      auth: this.options.auth,
-      connected: () => [...this.live].map(([client, live]) => ({ live, filters: () => Object.keys(subscriptionsOf(client)) })),
-      drop: (id, why) => this.dropSession(id, why),
-      disconnect: (id, why) => {
-        this.options.log.info({ client: id }, `MQTT connection closed: ${why}`);
-        this.byId.get(id)?.close();
-      },
-    };
   }
 
   async close(): Promise<void> {

@@ -22,8 +22,10 @@ export interface SessionHost {
     recheck(tokens: Iterable<string>): Promise<Map<string, Principal | undefined>>;
     credentials(clientRowIds: readonly number[]): Promise<Map<number, { tokenVersion: number; features: string[] }>>;
   };
-  /** The connected sessions, with their filters. */
-  connected(): { live: Live; filters: () => string[] }[];
+  /** The connected sessions. */
+  connected(): Iterable<Live>;
+  /** The filters a connected session holds. */
+  filters(live: Live): string[];
   /** Ends a session, its connection and its persistent state. */
   drop(id: string, why: string): Promise<void>;
   /** Closes a session's connection, keeping its persistent state. */
@@ -44,8 +46,8 @@ export async function rightsChanged(host: SessionHost, organizations: ReadonlySe
   if (list.length === 0) return;
   await host.rights.refresh(list);
   const concerned = (rights: Rights) => rights.ven && organizations.has(rights.organizationId);
-  for (const { live, filters } of host.connected()) {
-    const venId = concerned(live.rights) ? lostVen(live.rights, filters()) : undefined;
+  for (const live of [...host.connected()]) {
+    const venId = concerned(live.rights) ? lostVen(live.rights, host.filters(live)) : undefined;
     if (venId !== undefined) await host.drop(live.id, `VEN ${venId} is no longer bound to its credential`);
   }
   for (const session of [...host.store.all()]) {
@@ -59,7 +61,7 @@ export async function recheckSessions(host: SessionHost, sessionExpiryMs: number
   const now = Date.now();
   for (const s of [...host.store.all()]) if (!s.connected && now - s.lastSeen > sessionExpiryMs) await host.drop(s.id, 'it was not connected for MQTT_SESSION_EXPIRY_SECONDS');
   const away = [...host.store.all()].filter((s) => !s.connected);
-  const lives = host.connected().map((c) => c.live);
+  const lives = [...host.connected()];
   if (lives.length > 0 || away.length > 0) {
     // Personal access tokens do not expire: one that fails was revoked.
     const awayUsers = away.filter((s) => s.clientRowId === null);
@@ -84,5 +86,8 @@ export async function recheckSessions(host: SessionHost, sessionExpiryMs: number
     }
     for (const s of away) if (host.store.get(s.id) && revoked(s.clientRowId, s.tokenVersion, s.token)) await host.drop(s.id, why);
   }
-  host.rights.retain([...host.connected().map((c) => c.live.rights), ...[...host.store.all()].map((s) => s.rights)]);
+  const held = new Set<Rights>();
+  for (const live of host.connected()) held.add(live.rights);
+  for (const s of host.store.all()) held.add(s.rights);
+  host.rights.retain(held);
 }
