@@ -1,7 +1,7 @@
 // Every numeric code of the platform, in one module (DESIGN.md, Numeric codes). The interface
 // leaves their meanings open; these tables define them. Each table is a TS enum plus a
 // description per value, from which the request/response schemas (unknown codes → 400), the
-// OpenAPI document and the README tables are built.
+// OpenAPI document and the tables of docs/codes.md are built.
 
 import { BASELINE_ALGORITHMS as BASELINE_SPECS, BaselineAlgorithm } from './shared/virtual/baselineAlgorithms.ts';
 
@@ -200,6 +200,9 @@ const BASELINE_DESCRIPTIONS: Record<BaselineAlgorithm, string> = {
   [BaselineAlgorithm.Average10Of10]: 'Average of the 10 most recent similar days',
   [BaselineAlgorithm.Average10Of10Additive]: '10 of 10, additive same-day adjustment (capped)',
   [BaselineAlgorithm.Average10Of10Multiplicative]: '10 of 10, multiplicative same-day adjustment (capped)',
+  [BaselineAlgorithm.PjmCustomerBaseline]: 'PJM Customer Baseline: weekdays High 4 of 5, Saturdays and Sundays/holidays High 2 of 3 over the 45 days before, low-usage days left out, symmetric additive adjustment',
+  [BaselineAlgorithm.Caiso10In10]: 'CAISO 10-in-10: weekdays 10 of 10, weekend days/holidays 4 of 4 over the 45 days before, load point adjustment within ±20%',
+  [BaselineAlgorithm.Caiso10In10Unadjusted]: 'CAISO 10-in-10 without the load point adjustment',
 };
 
 export const RESOURCE_TYPES: CodeTable<ResourceType> = {
@@ -291,12 +294,12 @@ export function codeSchema(table: CodeTable): Record<string, unknown> {
   };
 }
 
-/** Markdown table of a code table (README). */
+/** Markdown table of a code table (docs/codes.md). */
 export function codeTableMarkdown(table: CodeTable): string {
   return ['| code | meaning |', '|---|---|', ...Object.entries(table.values).map(([k, v]) => `| ${k} | ${v} |`)].join('\n');
 }
 
-/** Every code table, for the OpenAPI components and the README. */
+/** Every code table, for the OpenAPI components and docs/codes.md. */
 export const CODE_TABLES: CodeTable[] = [
   METER_TYPES,
   REGISTER_TYPES,

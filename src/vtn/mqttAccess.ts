@@ -1,81 +1,55 @@
 // What an MQTT session may receive, decided again for every message the embedded broker delivers
 // or queues (aedes' `authorizeForward`, synchronous, once per message and subscriber: the
 // fan-out's hot path), so that a filter stored or granted earlier never outlives the rights
-// behind it. The rules are the REST privacy rules (access.ts, targets.ts), held in memory per
-// credential:
-// - a business-logic client receives everything under its organization's prefix;
-// - a VEN client receives, under `vens/<venID>/` of a VEN bound to it now, a program or an event
-//   that is untargeted or shares a target key with what reaches that VEN (its reach: the keys the
-//   MQTT outbox routes by, `venReachKeys`), and a VEN or a resource it owns (a VEN's own deletion
-//   reaches the client it was bound to when deleted);
-// - nothing else: another organization's topics, `$SYS`, a message whose object is unknown.
-// The rights of a credential are read at CONNECT, at a SUBSCRIBE naming a VEN they do not hold,
-// and whenever the broker publishes a change of a VEN or a resource of its organization (before
-// publishing anything after it, so no later message is judged by older rights). A revoked
-// credential (deleted, secret rotated, organization without OpenADR) loses its sessions, live
-// and persistent, at the broker's periodic check (mqttBroker.ts).
+// behind it. The rule is the VTN's one rule of who reads what (visibility.ts, `mayReceive`): a
+// business-logic client gets its organization's topics; a VEN client the topics of a VEN bound to
+// it now, and programs and events there only while they reach that VEN; the deletion of a VEN or
+// resource it held. What this module adds is where the rule's inputs come from, so that the check
+// needs no database round trip:
+// - each credential's VENs and their reach (`vtn_vens.reach_keys`) are held in memory, shared by
+//   its sessions, read when its first session connects, at a SUBSCRIBE naming a VEN they do not
+//   hold, when a persistent session with waiting messages resumes, and whenever the broker
+//   publishes a change of a VEN or a resource of its organization (before routing anything
+//   published after it: no message is judged by rights older than the change it follows; the read
+//   cache's copy, `cachedReach`, goes stale at the change's commit, before its message, and would
+//   refuse messages routed in between);
+// - each published payload is parsed once (`parseMessage`), not per subscriber.
+// A revoked credential (deleted, secret rotated, organization without OpenADR) loses its sessions,
+// live and persistent, at the broker's periodic check (mqttRevocation.ts).
 import type { Queryable } from '../store/database.ts';
-import { topicPrefix } from './mqttTopics.ts';
-import { VEN_NAME_TARGET } from './targets.ts';
+import type { VtnCaller } from './access.ts';
+import { mayReceive, type Reach } from './visibility.ts';
 
-/** SQL for the target keys reaching VEN row `v`: those the MQTT outbox routes a VEN's programs
- * and events by (mqttTopics.ts), its targets and its name. */
-function venReachKeys(v: string): string {
-  return `(${v}.target_keys || ('${VEN_NAME_TARGET}' || chr(31) || ${v}.ven_name))`;
-}
+/** A published notification as the rule reads it (a 3.1 notification; mqttPublisher.ts). */
+export type Message = Parameters<typeof mayReceive>[3];
 
-/** What a published message is about, given by the publisher beside the payload. */
-export interface MessageAbout {
-  /** The object's kind (PROGRAM, EVENT, REPORT, SUBSCRIPTION, VEN, RESOURCE). */
-  kind: string;
-  /** CREATE, UPDATE or DELETE. */
-  operation: string;
-  /** The credential owning the object (a VEN's or a resource's VEN's client), if any. */
-  owner: string | null;
-  /** The object's target keys (targets.ts); empty: untargeted. */
-  keys: readonly string[];
+/** The notification in a payload; undefined when it is none (then a VEN client gets nothing). */
+export function parseMessage(payload: Buffer): Message | undefined {
+  try {
+    const message: unknown = JSON.parse(payload.toString('utf8'));
+    return typeof message === 'object' && message !== null && !Array.isArray(message) ? (message as Message) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The rights of one credential (as one kind of client) in its organization. Shared by all the
  * sessions of that credential; updated in place. */
 export interface Rights {
   readonly key: string;
-  readonly organizationId: number;
-  /** The credential's public client id (or `user:<id>`). */
-  readonly subject: string;
-  readonly ven: boolean;
-  /** Under the organization's topics, with a trailing slash. */
-  readonly prefix: string;
-  /** The VENs bound to this credential, each with the target keys reaching it (VEN clients). */
-  vens: ReadonlyMap<string, ReadonlySet<string>>;
+  readonly caller: VtnCaller;
+  /** The VENs bound to the credential and the keys reaching each (VEN clients). */
+  reach: Reach;
   /** The ids of those VENs (what the SUBSCRIBE check takes). */
   venIds: ReadonlySet<string>;
 }
 
-const NONE: ReadonlyMap<string, ReadonlySet<string>> = new Map();
-const NO_IDS: ReadonlySet<string> = new Set();
-const VENS = 'vens/';
+const NO_REACH: Reach = { vens: new Map(), keys: new Set() };
 
-/** Whether a session with these rights may receive a message on `topic` about `about`. */
-export function mayDeliver(rights: Rights, topic: string, about: MessageAbout | undefined): boolean {
-  if (!topic.startsWith(rights.prefix)) return false;
-  if (!rights.ven) return true;
-  if (!about || !topic.startsWith(VENS, rights.prefix.length)) return false;
-  const start = rights.prefix.length + VENS.length;
-  const end = topic.indexOf('/', start);
-  if (end === -1) return false;
-  const reach = rights.vens.get(topic.slice(start, end));
-  switch (about.kind) {
-    case 'PROGRAM':
-    case 'EVENT':
-      return reach !== undefined && (about.keys.length === 0 || about.keys.some((k) => reach.has(k)));
-    case 'RESOURCE':
-      return reach !== undefined && about.owner === rights.subject;
-    case 'VEN':
-      return about.owner === rights.subject && (reach !== undefined || about.operation === 'DELETE');
-    default:
-      return false;
-  }
+/** Whether a session with these rights may receive `message` on `topic`. */
+export function mayDeliver(rights: Rights, topic: string, message: Message | undefined): boolean {
+  if (message === undefined) return !rights.caller.ven && topic.startsWith(`openadr3/${rights.caller.organizationId}/`);
+  return mayReceive(rights.caller, rights.reach, topic, message);
 }
 
 /** How long rights nobody holds are kept (a session may be between reading and holding them). */
@@ -96,7 +70,7 @@ export class RightsCache {
     const key = `${ven ? 'ven' : 'bl'}:${organizationId}:${subject}`;
     let entry = this.entries.get(key);
     if (!entry) {
-      const rights: Rights = { key, organizationId, subject, ven, prefix: topicPrefix(organizationId), vens: NONE, venIds: NO_IDS };
+      const rights: Rights = { key, caller: { organizationId, clientId: subject, ven }, reach: NO_REACH, venIds: new Set() };
       const loaded = ven ? this.refresh([rights]) : Promise.resolve();
       entry = { rights, loaded, acquiredAt: 0 };
       this.entries.set(key, entry);
@@ -116,20 +90,20 @@ export class RightsCache {
   /** The VEN clients' rights held in these organizations (all when undefined). */
   venRights(organizations?: ReadonlySet<number>): Rights[] {
     const out: Rights[] = [];
-    for (const { rights } of this.entries.values()) if (rights.ven && (!organizations || organizations.has(rights.organizationId))) out.push(rights);
+    for (const { rights } of this.entries.values()) if (rights.caller.ven && (!organizations || organizations.has(rights.caller.organizationId))) out.push(rights);
     return out;
   }
 
   /** Reads the VENs of these VEN clients' credentials and their reach now (one query). */
   async refresh(list: readonly Rights[]): Promise<void> {
-    const ven = list.filter((r) => r.ven);
+    const ven = list.filter((r) => r.caller.ven);
     if (ven.length === 0) return;
     const { rows } = await this.db.query<{ org: number; client: string; id: string; keys: string[] }>({
       name: 'vtn_mqtt_rights',
-      text: `SELECT q.org, q.client, v.id, ${venReachKeys('v')} AS keys
+      text: `SELECT q.org, q.client, v.id, v.reach_keys AS keys
              FROM unnest($1::int[], $2::text[]) AS q(org, client)
              JOIN vtn_vens v ON v.organization_id = q.org AND v.client_id = q.client`,
-      values: [ven.map((r) => r.organizationId), ven.map((r) => r.subject)],
+      values: [ven.map((r) => r.caller.organizationId), ven.map((r) => r.caller.clientId)],
     });
     const found = new Map<string, Map<string, ReadonlySet<string>>>();
     for (const row of rows) {
@@ -139,8 +113,9 @@ export class RightsCache {
       vens.set(row.id, new Set(row.keys));
     }
     for (const rights of ven) {
-      rights.vens = found.get(`${rights.organizationId}:${rights.subject}`) ?? NONE;
-      rights.venIds = new Set(rights.vens.keys());
+      const vens = found.get(`${rights.caller.organizationId}:${rights.caller.clientId}`) ?? new Map<string, ReadonlySet<string>>();
+      rights.reach = { vens, keys: new Set([...vens.values()].flatMap((k) => [...k])) };
+      rights.venIds = new Set(vens.keys());
     }
   }
 }

@@ -20,7 +20,7 @@ import type { Logger } from 'pino';
 import type { Principal } from '../http/types.ts';
 import type { Pool } from '../store/database.ts';
 import { checkConnect, NOT_AUTHORIZED, refusal, SERVER_UNAVAILABLE, tokenVersionOf, type Login } from './mqttConnect.ts';
-import { mayDeliver, RightsCache, type MessageAbout } from './mqttAccess.ts';
+import { mayDeliver, parseMessage, RightsCache } from './mqttAccess.ts';
 import { addressOf, LoginLimiter, type LoginLimits, type PacketGuard } from './mqttLimits.ts';
 import { Listeners } from './mqttListeners.ts';
 import { recheckSessions, rightsChanged, type SessionHost } from './mqttRevocation.ts';
@@ -161,7 +161,7 @@ export class EmbeddedBroker {
     };
     aedes.authorizeForward = (client, packet) => {
       const live = broker.live.get(client);
-      return live && mayDeliver(live.rights, packet.topic, broker.store.about.get(packet.payload as Buffer)) ? packet : null;
+      return live && mayDeliver(live.rights, packet.topic, broker.store.messages.get(packet.payload as Buffer)) ? packet : null;
     };
     aedes.on('clientError', (_client, err) => options.log.debug({ err: err.message }, 'MQTT client error'));
     aedes.on('connectionError', (_client, err) => options.log.debug({ err: err.message }, 'MQTT connection error'));
@@ -248,10 +248,10 @@ export class EmbeddedBroker {
     await this.options.auth.authenticate(`Bearer ${live.token}`);
     const { rights } = live;
     if (!(subscription.topic in subscriptionsOf(client)) && Object.keys(subscriptionsOf(client)).length >= (this.options.maxSubscriptionsPerSession ?? 1000)) return false;
-    const venId = rights.ven ? venOfFilter(subscription.topic, rights.organizationId) : undefined;
+    const venId = rights.caller.ven ? venOfFilter(subscription.topic, rights.caller.organizationId) : undefined;
     // A VEN bound since the rights were read (just created, say): read them again.
-    if (venId !== undefined && !rights.vens.has(venId)) await this.rights.refresh([rights]);
-    return subscriptionAllowed(subscription.topic, rights.organizationId, rights.ven, rights.venIds);
+    if (venId !== undefined && !rights.venIds.has(venId)) await this.rights.refresh([rights]);
+    return subscriptionAllowed(subscription.topic, rights.caller.organizationId, rights.caller.ven, rights.venIds);
   }
 
   /** Closes a session's connection, if any, and forgets its persistent state. */
@@ -265,17 +265,18 @@ export class EmbeddedBroker {
     if (client || session) this.options.log.info({ client: id }, `MQTT session dropped: ${why}`);
   }
 
-  /** Publishes QoS 1 messages in order; resolves when aedes has routed them all. A change of a
-   * VEN or a resource first updates the rights of its organization's VEN clients. */
-  async publish(messages: readonly { topic: string; payload: string | Buffer; about?: MessageAbout }[]): Promise<void> {
+  /** Publishes QoS 1 messages (3.1 notifications, mqttPublisher.ts) in order; resolves when aedes
+   * has routed them all. A change of a VEN or a resource first updates the rights of its
+   * organization's VEN clients. */
+  async publish(messages: readonly { topic: string; payload: string | Buffer }[]): Promise<void> {
     if (this.aedes.closed) throw new Error('the embedded MQTT broker is closed');
     const changed = new Set<number>();
     const packets = messages.map((m) => {
       const payload = typeof m.payload === 'string' ? Buffer.from(m.payload) : m.payload;
-      if (m.about) {
-        this.store.about.set(payload, m.about);
-        if (m.about.kind === 'VEN' || m.about.kind === 'RESOURCE') changed.add(Number(m.topic.split('/')[1]));
-      }
+      // One payload goes to many topics (a change reaching 10,000 VENs): parsed once.
+      let message = this.store.messages.get(payload);
+      if (!message && (message = parseMessage(payload))) this.store.messages.set(payload, message);
+      if (message?.objectType === 'VEN' || message?.objectType === 'RESOURCE') changed.add(Number(m.topic.split('/')[1]));
       return { topic: m.topic, payload };
     });
     if (changed.size > 0) await rightsChanged(this.host, changed);

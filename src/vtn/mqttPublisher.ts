@@ -12,13 +12,10 @@ import { randomBytes } from 'node:crypto';
 import mqtt, { type MqttClient } from 'mqtt';
 import type { Logger } from 'pino';
 import type { Pool } from '../store/database.ts';
-import type { MessageAbout } from './mqttAccess.ts';
-import { targetKeys } from './targets.ts';
 import { notification31, to31 } from './v31/representation.ts';
 
 export interface MqttSink {
-  /** `about`: what each message is about, for the embedded broker's delivery checks. */
-  publish(messages: readonly { topic: string; payload: string | Buffer; about?: MessageAbout }[]): Promise<void>;
+  publish(messages: readonly { topic: string; payload: string | Buffer }[]): Promise<void>;
   /** Whether publishing can succeed now (connected). */
   readonly ready: boolean;
   /** Why the broker was last unreachable, if it was (for the outage's log line). */
@@ -46,15 +43,9 @@ interface Row {
 
 /** The 3.1 notification a row is published as. */
 export function payloadOf(row: Row): string {
-  return messageOf(row).payload;
-}
-
-/** The notification of a row and what it is about (its kind, owner and target keys). */
-function messageOf(row: Row): { payload: string; about: MessageAbout } {
   const doc = JSON.parse(row.object) as Record<string, unknown>;
   const object = to31(row.object_type, doc, { ext: row.ext, clientID: row.object_type === 'VEN' ? undefined : row.client_id });
-  const about: MessageAbout = { kind: row.object_type, operation: row.operation, owner: row.client_id, keys: targetKeys(doc.targets as Parameters<typeof targetKeys>[0]) };
-  return { payload: JSON.stringify(notification31(row.object_type, row.operation, object)), about };
+  return JSON.stringify(notification31(row.object_type, row.operation, object));
 }
 
 export class MqttPublisher {
@@ -145,9 +136,8 @@ export class MqttPublisher {
         return 0;
       }
       const messages = rows.flatMap((row) => {
-        const { payload, about } = messageOf(row);
-        const bytes = Buffer.from(payload);
-        return row.topics.map((topic) => ({ topic, payload: bytes, about }));
+        const payload = Buffer.from(payloadOf(row));
+        return row.topics.map((topic) => ({ topic, payload }));
       });
       try {
         await withTimeout(this.sink.publish(messages), ACK_TIMEOUT_MS);

@@ -35,8 +35,8 @@ export interface SessionHost {
 /** A VEN named by these filters that is no longer bound to the rights' credential. */
 function lostVen(rights: Rights, filters: Iterable<string>): string | undefined {
   for (const filter of filters) {
-    const venId = venOfFilter(filter, rights.organizationId);
-    if (venId !== undefined && !rights.vens.has(venId)) return venId;
+    const venId = venOfFilter(filter, rights.caller.organizationId);
+    if (venId !== undefined && !rights.venIds.has(venId)) return venId;
   }
   return undefined;
 }
@@ -45,7 +45,7 @@ export async function rightsChanged(host: SessionHost, organizations: ReadonlySe
   const list = host.rights.venRights(organizations);
   if (list.length === 0) return;
   await host.rights.refresh(list);
-  const concerned = (rights: Rights) => rights.ven && organizations.has(rights.organizationId);
+  const concerned = (rights: Rights) => rights.caller.ven && organizations.has(rights.caller.organizationId);
   for (const live of [...host.connected()]) {
     const venId = concerned(live.rights) ? lostVen(live.rights, host.filters(live)) : undefined;
     if (venId !== undefined) await host.drop(live.id, `VEN ${venId} is no longer bound to its credential`);
@@ -68,7 +68,7 @@ export async function recheckSessions(host: SessionHost, sessionExpiryMs: number
     const verdicts = await host.auth.recheck([...lives.map((l) => l.token), ...awayUsers.map((s) => s.token)]);
     const failing = lives.filter((l) => {
       const p = verdicts.get(l.token);
-      return !p || !p.features.has('OpenADR') || p.organizationId !== l.rights.organizationId;
+      return !p || !p.features.has('OpenADR') || p.organizationId !== l.rights.caller.organizationId;
     });
     const rowIds = new Set<number>();
     for (const l of failing) if (l.principal.clientRowId !== null) rowIds.add(l.principal.clientRowId);

@@ -15,7 +15,7 @@
 //   MQTT_SESSION_EXPIRY_SECONDS without a connection.
 import { Readable } from 'node:stream';
 import type { Principal } from '../http/types.ts';
-import { mayDeliver, type MessageAbout, type Rights } from './mqttAccess.ts';
+import { mayDeliver, type Message, type Rights } from './mqttAccess.ts';
 
 /** The fields of a queued packet aedes reads back (aedes-packet's, without the broker). */
 interface Queued {
@@ -97,8 +97,8 @@ export interface SessionLimits {
 export class SessionStore {
   /** Subscriptions the broker granted (the objects aedes passes to `addSubscriptions`). */
   readonly granted = new WeakSet<object>();
-  /** What each published payload is about (set by the broker as it publishes). */
-  readonly about = new WeakMap<Buffer, MessageAbout>();
+  /** The notification in each published payload, parsed once (set by the broker as it publishes). */
+  readonly messages = new WeakMap<Buffer, Message>();
   private readonly queues = new Map<string, Queued[]>();
   private readonly sessions = new Map<string, PersistentSession>();
   private readonly byCredential = new Map<string, Set<string>>();
@@ -218,7 +218,7 @@ export class SessionStore {
 
   private enqueue(id: string, packet: Packet): void {
     const session = this.sessions.get(id);
-    if (!session || !mayDeliver(session.rights, packet.topic, this.about.get(packet.payload))) return;
+    if (!session || !mayDeliver(session.rights, packet.topic, this.messages.get(packet.payload))) return;
     let queue = this.queues.get(id);
     if (!queue) this.queues.set(id, (queue = []));
     if (queue.length >= this.limits.maxQueued) {

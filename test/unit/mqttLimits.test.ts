@@ -1,8 +1,8 @@
 // The MQTT packet guard reads fixed headers from a byte stream however it is cut into reads, and
-// the delivery rule of the broker, on its own.
+// the broker's delivery check over its held rights, on its own.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { mayDeliver, type MessageAbout, type Rights } from '../../src/vtn/mqttAccess.ts';
+import { mayDeliver, type Rights } from '../../src/vtn/mqttAccess.ts';
 import { addressOf, PacketGuard } from '../../src/vtn/mqttLimits.ts';
 import { remainingLength } from '../support/mqtt.ts';
 
@@ -58,46 +58,42 @@ describe('PacketGuard', () => {
 });
 
 describe('mayDeliver', () => {
-  const ven = (vens: Record<string, string[]>): Rights => ({
-    key: 'ven:1:c1',
-    organizationId: 1,
-    subject: 'c1',
-    ven: true,
-    prefix: 'openadr3/1/',
-    vens: new Map(Object.entries(vens).map(([id, keys]) => [id, new Set(keys)])),
-    venIds: new Set(Object.keys(vens)),
-  });
-  const bl: Rights = { key: 'bl:1:b', organizationId: 1, subject: 'b', ven: false, prefix: 'openadr3/1/', vens: new Map(), venIds: new Set() };
-  const event = (keys: string[], operation = 'CREATE'): MessageAbout => ({ kind: 'EVENT', operation, owner: null, keys });
+  const ven = (vens: Record<string, string[]>): Rights => {
+    const map = new Map(Object.entries(vens).map(([id, keys]) => [id, new Set(keys)] as const));
+    return { key: 'ven:1:c1', caller: { organizationId: 1, clientId: 'c1', ven: true }, reach: { vens: map, keys: new Set(Object.values(vens).flat()) }, venIds: new Set(map.keys()) };
+  };
+  const bl: Rights = { key: 'bl:1:b', caller: { organizationId: 1, clientId: 'b', ven: false }, reach: { vens: new Map(), keys: new Set() }, venIds: new Set() };
+  const event = (targets: string[] | null, operation = 'CREATE') => ({ objectType: 'EVENT', operation, object: { targets } });
+  const owned = (objectType: string, operation: string, clientID: string) => ({ objectType, operation, object: { clientID } });
 
   it('gives a business-logic client its organization only', () => {
-    expect(mayDeliver(bl, 'openadr3/1/events/create', event([]))).toBe(true);
+    expect(mayDeliver(bl, 'openadr3/1/events/create', event(null))).toBe(true);
     expect(mayDeliver(bl, 'openadr3/1/subscriptions/create', undefined)).toBe(true);
-    expect(mayDeliver(bl, 'openadr3/10/events/create', event([]))).toBe(false);
-    expect(mayDeliver(bl, 'openadr3/2/events/create', event([]))).toBe(false);
+    expect(mayDeliver(bl, 'openadr3/10/events/create', event(null))).toBe(false);
+    expect(mayDeliver(bl, 'openadr3/2/events/create', event(null))).toBe(false);
     expect(mayDeliver(bl, '$SYS/x/new/clients', undefined)).toBe(false);
   });
 
   it('gives a VEN client what reaches a VEN bound to it, under that VEN’s topics', () => {
     const r = ven({ a: ['GROUP\u001fnorth'], b: [] });
-    expect(mayDeliver(r, 'openadr3/1/vens/a/events/create', event([]))).toBe(true);
-    expect(mayDeliver(r, 'openadr3/1/vens/a/events/create', event(['GROUP\u001fnorth', 'GROUP\u001fsouth']))).toBe(true);
-    expect(mayDeliver(r, 'openadr3/1/vens/b/events/create', event(['GROUP\u001fnorth']))).toBe(false);
-    expect(mayDeliver(r, 'openadr3/1/vens/c/events/create', event([]))).toBe(false);
-    expect(mayDeliver(r, 'openadr3/1/events/create', event([]))).toBe(false);
+    expect(mayDeliver(r, 'openadr3/1/vens/a/events/create', event(null))).toBe(true);
+    expect(mayDeliver(r, 'openadr3/1/vens/a/events/create', event(['GROUP:north', 'GROUP:south']))).toBe(true);
+    expect(mayDeliver(r, 'openadr3/1/vens/b/events/create', event(['GROUP:north']))).toBe(false);
+    expect(mayDeliver(r, 'openadr3/1/vens/c/events/create', event(null))).toBe(false);
+    expect(mayDeliver(r, 'openadr3/1/events/create', event(null))).toBe(false);
+    // A payload that is no notification reaches no VEN client.
     expect(mayDeliver(r, 'openadr3/1/vens/a/events/create', undefined)).toBe(false);
-    expect(mayDeliver(r, 'openadr3/2/vens/a/events/create', event([]))).toBe(false);
-    expect(mayDeliver(r, 'openadr3/1/vens/a/reports/create', { kind: 'REPORT', operation: 'CREATE', owner: 'c1', keys: [] })).toBe(false);
+    expect(mayDeliver(r, 'openadr3/2/vens/a/events/create', event(null))).toBe(false);
   });
 
   it('gives a VEN client its own VENs and resources, and the deletion of a VEN it held', () => {
     const r = ven({ a: [] });
-    expect(mayDeliver(r, 'openadr3/1/vens/a/update', { kind: 'VEN', operation: 'UPDATE', owner: 'c1', keys: [] })).toBe(true);
-    expect(mayDeliver(r, 'openadr3/1/vens/a/update', { kind: 'VEN', operation: 'UPDATE', owner: 'c2', keys: [] })).toBe(false);
-    expect(mayDeliver(r, 'openadr3/1/vens/gone/delete', { kind: 'VEN', operation: 'DELETE', owner: 'c1', keys: [] })).toBe(true);
-    expect(mayDeliver(r, 'openadr3/1/vens/gone/update', { kind: 'VEN', operation: 'UPDATE', owner: 'c1', keys: [] })).toBe(false);
-    expect(mayDeliver(r, 'openadr3/1/vens/a/resources/create', { kind: 'RESOURCE', operation: 'CREATE', owner: 'c1', keys: [] })).toBe(true);
-    expect(mayDeliver(r, 'openadr3/1/vens/other/resources/create', { kind: 'RESOURCE', operation: 'CREATE', owner: 'c1', keys: [] })).toBe(false);
+    expect(mayDeliver(r, 'openadr3/1/vens/a/update', owned('VEN', 'UPDATE', 'c1'))).toBe(true);
+    expect(mayDeliver(r, 'openadr3/1/vens/gone/delete', owned('VEN', 'DELETE', 'c1'))).toBe(true);
+    expect(mayDeliver(r, 'openadr3/1/vens/gone/delete', owned('VEN', 'DELETE', 'c2'))).toBe(false);
+    expect(mayDeliver(r, 'openadr3/1/vens/gone/update', owned('VEN', 'UPDATE', 'c1'))).toBe(false);
+    expect(mayDeliver(r, 'openadr3/1/vens/a/resources/create', owned('RESOURCE', 'CREATE', 'c1'))).toBe(true);
+    expect(mayDeliver(r, 'openadr3/1/vens/other/resources/create', owned('RESOURCE', 'CREATE', 'c1'))).toBe(false);
   });
 });
 
