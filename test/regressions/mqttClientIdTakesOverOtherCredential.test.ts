@@ -33,7 +33,7 @@ describe('an MQTT client id used by another credential', () => {
   it('neither kicks, resumes nor wipes the owner’s session', async () => {
     const org = bl.organizationId;
     const program = (await expectStatus(t.api.post(`${V31}/programs`, { programName: 'ids' }, bl.token), 201)).id;
-    const ven = (await expectStatus(t.api.post(`${V31}/vens`, { objectType: 'VEN_VEN_REQUEST', venName: 'victim-ven' }, victim.token), 201)).id;
+    const ven = (await expectStatus(t.api.post(`${V31}/vens`, { objectType: 'BL_VEN_REQUEST', venName: 'victim-ven', clientID: victim.clientId }, bl.token), 201)).id;
     const id = 'gateway-7';
     const owner = { username: victim.clientId, password: victim.token, clientId: id, clean: false };
 

@@ -43,7 +43,7 @@ describe('MQTT with TLS, and with a password but no user name', () => {
     const notifiers = await expectStatus(t.api.get(`${V31}/notifiers`, ven.token), 200);
     expect(notifiers.MQTT.URIS).toEqual([`mqtts://127.0.0.1:${tlsPort}`, `mqtt://127.0.0.1:${t.app.mqttPort}`]);
     const program = (await expectStatus(t.api.post(`${V31}/programs`, { programName: 'tls' }, bl.token), 201)).id;
-    const venId = (await expectStatus(t.api.post(`${V31}/vens`, { objectType: 'VEN_VEN_REQUEST', venName: 'over-tls' }, ven.token), 201)).id;
+    const venId = (await expectStatus(t.api.post(`${V31}/vens`, { objectType: 'BL_VEN_REQUEST', venName: 'over-tls', clientID: ven.clientId }, bl.token), 201)).id;
     const s = await connectSession(tlsPort, { protocol: 'mqtts', ca: cert, username: ven.clientId, password: ven.token });
     try {
       expect(await granted(s.client, [`openadr3/${bl.organizationId}/vens/${venId}/events/+`])).toEqual([1]);

@@ -34,8 +34,8 @@ describe('a persistent MQTT session after a SUBSCRIBE mixing granted and refused
 
   it('stores and delivers only what the granted filter matches', async () => {
     const [org1, org2] = [bl1.organizationId, bl2.organizationId];
-    const own = (await expectStatus(t.api.post(`${V31}/vens`, { objectType: 'VEN_VEN_REQUEST', venName: 'attacker-ven' }, attacker.token), 201)).id;
-    const other = (await expectStatus(t.api.post(`${V31}/vens`, { objectType: 'VEN_VEN_REQUEST', venName: 'neighbour-ven' }, neighbour.token), 201)).id;
+    const own = (await expectStatus(t.api.post(`${V31}/vens`, { objectType: 'BL_VEN_REQUEST', venName: 'attacker-ven', clientID: attacker.clientId }, bl1.token), 201)).id;
+    const other = (await expectStatus(t.api.post(`${V31}/vens`, { objectType: 'BL_VEN_REQUEST', venName: 'neighbour-ven', clientID: neighbour.clientId }, bl1.token), 201)).id;
     const program1 = (await expectStatus(t.api.post(`${V31}/programs`, { programName: 'org-1' }, bl1.token), 201)).id;
     const program2 = (await expectStatus(t.api.post(`${V31}/programs`, { programName: 'org-2' }, bl2.token), 201)).id;
 
