@@ -7,7 +7,7 @@
 // resource it held. What this module adds is where the rule's inputs come from, so that the check
 // needs no database round trip:
 // - each credential's VENs and their reach (`vtn_vens.reach_keys`) are held in memory, shared by
-//   its sessions, read when its first session connects, at a SUBSCRIBE naming a VEN they do not
+//   its sessions, read when the first of its sessions connects, at a SUBSCRIBE naming a VEN they do not
 //   hold, when a persistent session with waiting messages resumes, and whenever the broker
 //   publishes a change of a VEN or a resource of its organization (before routing anything
 //   published after it: no message is judged by rights older than the change it follows; the read
