@@ -21,7 +21,8 @@ import type { Principal } from '../http/types.ts';
 import type { Pool } from '../store/database.ts';
 import { checkConnect, NOT_AUTHORIZED, refusal, SERVER_UNAVAILABLE, tokenVersionOf, type Login } from './mqttConnect.ts';
 import { mayDeliver, parseMessage, RightsCache } from './mqttAccess.ts';
-import { addressOf, LoginLimiter, type LoginLimits, type PacketGuard } from './mqttLimits.ts';
+import type { FailedAttempts } from '../http/failedAttempts.ts';
+import { addressOf, loginFailures, type LoginLimits, type PacketGuard } from './mqttLimits.ts';
 import { Listeners } from './mqttListeners.ts';
 import { recheckSessions, rightsChanged, type SessionHost } from './mqttRevocation.ts';
 import { SessionStore, type InnerPersistence, type Live } from './mqttSessions.ts';
@@ -76,7 +77,7 @@ export class EmbeddedBroker {
   private readonly logins = new WeakMap<Client, Login>();
   private readonly guards = new WeakMap<object, PacketGuard>();
   private readonly rights: RightsCache;
-  private readonly loginLimiter: LoginLimiter;
+  private readonly loginFailures: FailedAttempts;
   private store!: SessionStore;
   /** What the checks of mqttRevocation.ts work on. */
   private readonly host: SessionHost;
@@ -105,7 +106,7 @@ export class EmbeddedBroker {
         this.byId.get(id)?.close();
       },
     };
-    this.loginLimiter = new LoginLimiter(options.limits, options.log);
+    this.loginFailures = loginFailures(options.limits);
   }
 
   static async start(options: BrokerOptions): Promise<EmbeddedBroker> {
@@ -127,7 +128,7 @@ export class EmbeddedBroker {
     );
     internals.persistence = broker.store;
     aedes.preConnect = (client, packet, callback) => {
-      checkConnect(packet, addressOf(client.conn as net.Socket), options.auth.authenticate, broker.loginLimiter).then(
+      checkConnect(packet, addressOf(client.conn as net.Socket), options.auth.authenticate, broker.loginFailures).then(
         (login) => broker.logins.set(client, login),
         (err: Error) => {
           options.log.warn({ err: err.message }, 'MQTT login not checked');
@@ -292,7 +293,6 @@ export class EmbeddedBroker {
 
   private scheduleRecheck(everyMs: number): void {
     this.recheckTimer = setTimeout(() => {
-      this.loginLimiter.sweep();
       this.recheckSessions().then(
         () => !this.aedes.closed && this.scheduleRecheck(everyMs),
         (err: Error) => {

@@ -16,7 +16,8 @@ import type { AuthenticateError, ConnectPacket } from 'aedes';
 import { decodeJwt } from 'jose';
 import type { Principal } from '../http/types.ts';
 import { vtnCaller } from './access.ts';
-import type { LoginLimiter } from './mqttLimits.ts';
+import type { FailedAttempts } from '../http/failedAttempts.ts';
+import { RateLimitedError } from '../http/rateLimit.ts';
 
 export type Authenticate = (authorization: string) => Promise<Principal>;
 
@@ -36,10 +37,16 @@ export function refusal(message: string, returnCode: number): { refused: Authent
 }
 
 /** Checks a CONNECT from `address`; rewrites its client id (and drops its will) when accepted. */
-export async function checkConnect(packet: ConnectPacket, address: string, authenticate: Authenticate, limiter: LoginLimiter): Promise<Login> {
+export async function checkConnect(packet: ConnectPacket, address: string, authenticate: Authenticate, failures: FailedAttempts): Promise<Login> {
   const { username } = packet;
   packet.will = undefined;
-  if (limiter.isBlocked(username, address)) return refusal('Too many failed logins; retry later', SERVER_UNAVAILABLE);
+  const name = username ? username : undefined;
+  try {
+    await failures.check(address, name);
+  } catch (err) {
+    if (err instanceof RateLimitedError) return refusal('Too many failed logins; retry later', SERVER_UNAVAILABLE);
+    throw err;
+  }
   const token = packet.password?.toString('utf8') ?? '';
   const login: Login =
     token === ''
@@ -56,7 +63,7 @@ export async function checkConnect(packet: ConnectPacket, address: string, authe
           (err: Error) => refusal(err.message, BAD_CREDENTIALS),
         );
   if ('refused' in login) {
-    if (await limiter.failed(username, address)) return refusal('Too many failed logins; retry later', SERVER_UNAVAILABLE);
+    await failures.failed(address, name);
     return login;
   }
   const given = packet.clientId ?? '';

@@ -5,10 +5,10 @@
 //   of at most MQTT_MAX_PACKET_BYTES once the CONNECT is accepted;
 // - connections per address (MQTT_MAX_CONNECTIONS_PER_ADDRESS), counted from the TCP accept;
 // - failed CONNECTs, counted per (user name, address) and per address, never per claimed name
-//   alone, so that nobody's failures lock out a correct token from another address.
+//   alone, so that nobody's failures lock out a correct token from another address (the token
+//   endpoint's counters, src/http/failedAttempts.ts, under the surface name `mqtt`).
 import type { Socket } from 'node:net';
-import ipaddr from 'ipaddr.js';
-import type { Logger } from 'pino';
+import { addressKey, FailedAttempts } from '../http/failedAttempts.ts';
 import type { RateLimitStore } from '../http/rateLimit.ts';
 import type { RateLimitWindow } from '../http/types.ts';
 
@@ -91,21 +91,10 @@ export function guardReads(socket: Socket, guard: PacketGuard, refused: (reason:
   };
 }
 
-/** The party a connection's address stands for, as the token endpoint counts it: an IPv4
- * address as it is, an IPv6 address by its /64 (one customer's network: a host given a /64 picks
- * any of its 2^64 addresses), an IPv4-mapped IPv6 address as its IPv4 address. */
+/** The party a connection's address stands for, as the token endpoint counts it (IPv4 as it is,
+ * IPv6 by its /64, IPv4-mapped as IPv4; src/http/failedAttempts.ts). */
 export function addressOf(socket: { remoteAddress?: string | undefined }): string {
-  const address = socket.remoteAddress ?? 'unknown';
-  try {
-    const parsed = ipaddr.process(address);
-    if (parsed.kind() === 'ipv4') return parsed.toString();
-    return `${(parsed as ipaddr.IPv6).parts
-      .slice(0, 4)
-      .map((p) => p.toString(16))
-      .join(':')}::/64`;
-  } catch {
-    return address.slice(0, 100);
-  }
+  return addressKey(socket.remoteAddress ?? 'unknown');
 }
 
 /** Open connections per address. */
@@ -129,7 +118,8 @@ export class ConnectionCounter {
   }
 }
 
-/** Failed-CONNECT quotas (the token endpoint's, counters of their own). */
+/** Failed-CONNECT quotas: the token endpoint's, counted by its FailedAttempts under the surface
+ * name `mqtt` (src/http/failedAttempts.ts). */
 export interface LoginLimits {
   store: RateLimitStore;
   /** Failed CONNECTs per (user name, address). */
@@ -138,55 +128,7 @@ export interface LoginLimits {
   perAddress: readonly RateLimitWindow[];
 }
 
-/** Counts failed CONNECTs; a key over its quota refuses CONNECTs until its window resets. */
-export class LoginLimiter {
-  /** Keys over their quota, until when (epoch ms): checked without a store round trip. */
-  private readonly blocked = new Map<string, number>();
-
-  constructor(
-    private readonly limits: LoginLimits,
-    private readonly log: Logger,
-  ) {}
-
-  /** The counters' keys, the token endpoint's under the surface name `mqtt`. */
-  private static keys(username: string | undefined, address: string): { client?: string; address: string } {
-    const name = username ? username.slice(0, 200) : undefined;
-    return { client: name === undefined ? undefined : `mqtt-failed:client:${name}|${address}`, address: `mqtt-failed:address:${address}` };
-  }
-
-  /** Whether a CONNECT with this user name from this address is refused for earlier failures. */
-  isBlocked(username: string | undefined, address: string, now = Date.now()): boolean {
-    const { client, address: byAddress } = LoginLimiter.keys(username, address);
-    return (client !== undefined && this.blockedUntil(client, now)) || this.blockedUntil(byAddress, now);
-  }
-
-  /** Counts a failed CONNECT under both keys; true when this attempt went over a quota. */
-  async failed(username: string | undefined, address: string, now = Date.now()): Promise<boolean> {
-    const { client, address: byAddress } = LoginLimiter.keys(username, address);
-    const counted: [string, readonly RateLimitWindow[]][] = [[byAddress, this.limits.perAddress]];
-    if (client !== undefined) counted.push([client, this.limits.perClient]);
-    let over = false;
-    for (const [key, windows] of counted) {
-      const result = await this.limits.store.consume(key, windows, now);
-      if (result.allowed) continue;
-      over = true;
-      const until = Math.max(...result.windows.filter((w) => w.count >= w.max).map((w) => w.resetAt));
-      if (!this.blocked.has(key)) this.log.warn({ key, until: new Date(until).toISOString() }, 'too many failed MQTT logins; refusing CONNECTs until the window resets');
-      this.blocked.set(key, until);
-    }
-    return over;
-  }
-
-  /** Forgets the keys whose window has reset. */
-  sweep(now = Date.now()): void {
-    for (const [key, until] of this.blocked) if (until <= now) this.blocked.delete(key);
-  }
-
-  private blockedUntil(key: string, now: number): boolean {
-    const until = this.blocked.get(key);
-    if (until === undefined) return false;
-    if (until > now) return true;
-    this.blocked.delete(key);
-    return false;
-  }
+/** The failed-CONNECT counters of the broker. */
+export function loginFailures(limits: LoginLimits): FailedAttempts {
+  return new FailedAttempts(limits.store, 'mqtt', { perPair: limits.perClient, perAddress: limits.perAddress });
 }
