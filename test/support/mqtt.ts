@@ -158,3 +158,56 @@ export function rawExchange(port: number, bytes: Buffer, waitMs = 2000, enough =
     socket.write(bytes);
   });
 }
+
+/** A raw MQTT 3.1.1 SUBSCRIBE of `filters` at QoS 1. */
+export function subscribePacket(packetId: number, filters: string[]): Buffer {
+  const id = Buffer.alloc(2);
+  id.writeUInt16BE(packetId);
+  const body = Buffer.concat([id, ...filters.flatMap((f) => [mqttString(f), Buffer.from([1])])]);
+  return Buffer.concat([Buffer.from([0x82]), remainingLength(body.length), body]);
+}
+
+/** A raw connection for what the `mqtt` package will not send: write bytes, wait for what came. */
+export interface RawSession {
+  write(bytes: Buffer): void;
+  /** Everything received so far. */
+  received(): Buffer;
+  /** Resolves once `enough(received)` holds; rejects after `waitMs`. */
+  until(what: string, enough: (received: Buffer) => boolean, waitMs?: number): Promise<Buffer>;
+  close(): void;
+}
+
+export function rawSession(port: number): Promise<RawSession> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ host: '127.0.0.1', port });
+    let data = Buffer.alloc(0);
+    const waiters = new Set<() => void>();
+    socket.on('data', (c: Buffer) => {
+      data = Buffer.concat([data, c]);
+      for (const w of waiters) w();
+    });
+    socket.once('error', reject);
+    socket.once('connect', () =>
+      resolve({
+        write: (bytes) => void socket.write(bytes),
+        received: () => data,
+        until: (what, enough, waitMs = 5000) =>
+          new Promise((ok, fail) => {
+            const check = () => {
+              if (!enough(data)) return;
+              waiters.delete(check);
+              clearTimeout(timer);
+              ok(data);
+            };
+            const timer = setTimeout(() => {
+              waiters.delete(check);
+              fail(new Error(`${what}: not received within ${waitMs} ms (${data.length} bytes came)`));
+            }, waitMs);
+            waiters.add(check);
+            check();
+          }),
+        close: () => void socket.destroy(),
+      }),
+    );
+  });
+}
