@@ -7,6 +7,7 @@ import { identityAdminRoutes } from './admin/identityRoutes.ts';
 import { credentialEventRoutes } from './admin/credentialEventRoutes.ts';
 import { Authenticator } from './auth/authenticator.ts';
 import { ensureBootstrapAdmin, type AdminTokenInfo } from './auth/bootstrap.ts';
+import { clientAccessMany } from './auth/clientStore.ts';
 import { meRoutes } from './auth/meRoutes.ts';
 import { organizationClientRoutes } from './auth/organizationClientRoutes.ts';
 import { tokenRoutes } from './auth/tokenRoutes.ts';
@@ -64,6 +65,8 @@ export interface App {
   port: number;
   /** Port of the embedded MQTT broker (0: none). */
   mqttPort: number;
+  /** TLS port of the embedded MQTT broker (0: none). */
+  mqttTlsPort: number;
   baseUrl: string;
   pool: Pool;
   log: Logger;
@@ -141,7 +144,12 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
 
     // The VTN's webhook dispatcher and read cache: started once the server listens, stopped
     // before the pool closes.
-    const vtn = createVtn(pool, log, config, { authenticate: authenticator.authenticate, recheck: (tokens) => authenticator.recheck(tokens), rateLimits });
+    const vtn = createVtn(pool, log, config, {
+      authenticate: authenticator.authenticate,
+      recheck: (tokens) => authenticator.recheck(tokens),
+      credentials: (ids) => clientAccessMany(pool, ids),
+      rateLimits,
+    });
     cleanups.unshift(() => vtn.stop());
 
     const tokens = tokenRoutes(pool, signer, {
@@ -171,7 +179,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       ...zoneRoutes(pool),
       ...productRoutes(pool),
       ...productAdminRoutes(pool),
-      ...settlementRoutes(pool),
+      ...settlementRoutes(pool, config.validationRetryMs),
       ...validationAdminRoutes(validation, config.validationRetryMs),
       ...readingsRoutes({
         db: pool,
@@ -239,6 +247,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     return {
       port,
       mqttPort: vtn.mqttPort,
+      mqttTlsPort: vtn.mqttTlsPort,
       baseUrl: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
       pool,
       log,
