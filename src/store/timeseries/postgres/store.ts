@@ -14,7 +14,7 @@ import { aggregateBlocks, daysMissing, rawNeeded, readingsOfBlocks, type Bucketi
 import type { AggregateTask } from '../../../shared/readings/contract.ts';
 import { decodeData, dayOf } from '../../../shared/readings/blocks.ts';
 import { seriesJsonById } from '../readingJson.ts';
-import { TooManyPoints, type BucketQuery, type ChangeQuery, type RangeQuery, type ReadingsInput, type Series, type TimeSeriesStore, type WriteOutcome } from '../types.ts';
+import { TooManyPoints, type BucketQuery, type ChangeQuery, type RangeQuery, type ReadingVersion, type ReadingsInput, type Series, type TimeSeriesStore, type WriteOutcome } from '../types.ts';
 import { rebuildDays } from './blockDays.ts';
 import { fetchBlocks, fillData, localDays, type BlockRow } from './blockRead.ts';
 import { writeRows } from './blockWrite.ts';
@@ -127,6 +127,11 @@ export class PostgresTimeSeriesStore implements TimeSeriesStore {
       for (let k = 0; k < r.times.length; k += 1) if (r.times[k]! >= row.lo && r.times[k]! < row.hi && r.updatedAt[k]! > row.since) changed[row.i] = true;
     }
     return changed;
+  }
+
+  /** No superseded version is kept yet (a correction replaces the reading): none has more than one. */
+  async versions(_q: RangeQuery, _maxPoints: number): Promise<Map<number, ReadingVersion[]>> {
+    return new Map();
   }
 
   async hasReadings(registerId: number): Promise<boolean> {

@@ -30,7 +30,7 @@ import { localDayAt, localDayIndex, localDayNear, type LocalDay } from '../../..
 import { ilpBound, type IlpChunk } from '../../../shared/readings/ilp.ts';
 import { bodyBytes, parseBodySliced, parsedRows, refused } from '../parseBody.ts';
 import { seriesJsonById } from '../readingJson.ts';
-import { TimeSeriesUnavailable, TooManyPoints, type BucketQuery, type ChangeQuery, type RangeQuery, type ReadingRows, type ReadingsInput, type Series, type TimeSeriesStore, type WriteOutcome } from '../types.ts';
+import { TimeSeriesUnavailable, TooManyPoints, type BucketQuery, type ChangeQuery, type RangeQuery, type ReadingRows, type ReadingVersion, type ReadingsInput, type Series, type TimeSeriesStore, type WriteOutcome } from '../types.ts';
 import { SharedBuffers } from '../sharedBuffers.ts';
 import { IlpHttp } from './ilpHttp.ts';
 import { ilpProtocolVersion, type IlpProtocolSetting } from './ilpSender.ts';
@@ -514,6 +514,11 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
     };
     await Promise.all(Array.from({ length: Math.min(PROBE_CONCURRENCY, queries.length) }, probe));
     return out;
+  }
+
+  /** No superseded version is kept yet on QuestDB (DEDUP UPSERT replaces a reading). */
+  async versions(_q: RangeQuery, _maxPoints: number): Promise<Map<number, ReadingVersion[]>> {
+    return new Map();
   }
 
   async hasReadings(registerId: number): Promise<boolean> {
