@@ -23,8 +23,11 @@ import { LOCKS, type PartitionGate } from './purge.ts';
 
 export interface PendingBatch {
   id: number;
+  /** The batch's recordedAt (its rows' updated_at), UTC ms. */
   updatedAtMs: number;
   rows: ReadingRows;
+  /** The values it replaces are in the versions table already (nothing of it may have been sent before). */
+  versionsKept: boolean;
 }
 
 /** Marks the second format (the first began with the series count, never this). */
@@ -200,6 +203,9 @@ export const entryKey = (id: number) => id % 2 ** 31;
 export interface Completion {
   /** Sends the rows and waits until QuestDB has applied them. */
   send(batch: PendingBatch): Promise<void>;
+  /** Copies the stored values the batch replaces into the versions table, superseded at the
+   * batch's recordedAt (store.ts); run before any of the batch is sent. */
+  keepVersions(batch: Pick<PendingBatch, 'rows' | 'updatedAtMs'>): Promise<void>;
   gate: PartitionGate;
 }
 
@@ -207,11 +213,28 @@ export interface Completion {
  * partition locks of its months until done() or abandon(). */
 export interface JournalEntry {
   id: number;
+  /** The batch's recordedAt (UTC ms): the updated_at of its rows. */
+  recordedAtMs: number;
+  /** Settles once the batch may be sent: its parts committed, every older overlapping batch
+   * complete, its months entered (no purge rewriting them) and the values it replaces kept. */
+  ready: Promise<void>;
   /** The batch is applied: the entry goes, the locks are released. */
   done(): Promise<void>;
-  /** The batch failed: the entry stays for a replay, the locks are released. */
+  /** The batch failed: the entry stays for a replay, the locks are released (once `ready` has settled). */
   abandon(): Promise<void>;
 }
+
+/** Journals a batch's header: the write clock's row lock makes entries commit one after another
+ * (journal order, the id, is the order of commits: a batch always sees the older entries it must
+ * wait for), and gives the batch its recordedAt: the database's clock, always after the previous
+ * batch's (or the time the caller gave). The entry's advisory lock is taken by the same
+ * statement, so the entry is never visible without its owner. */
+const JOURNAL_HEADER = `WITH clock AS (
+    UPDATE timeseries_write_clock SET last_ms = CASE WHEN $1::float8 IS NULL THEN greatest(last_ms + 1, (extract(epoch FROM clock_timestamp()) * 1000)::bigint) ELSE last_ms END
+    RETURNING last_ms)
+  INSERT INTO timeseries_pending_batches (id, updated_at_ms, readings, parts, register_ids, first_ms, last_ms)
+  SELECT nextval('timeseries_pending_batches_id_seq'), coalesce($1::float8, clock.last_ms), $2, $3, $4, $5, $6 FROM clock
+  RETURNING id, updated_at_ms, pg_advisory_lock(${LOCKS.entry}, (id % 2147483648)::int)`;
 
 /** Ends a session's ownership: its advisory locks released, or the connection closed. */
 async function release(client: PoolClient, broken = false): Promise<void> {
@@ -230,48 +253,71 @@ async function release(client: PoolClient, broken = false): Promise<void> {
 export class BatchJournal {
   constructor(private readonly pool: Pool) {}
 
-  /** Journals the batch, then returns once every older overlapping batch is complete and the
-   * batch's months are entered (no purge rewriting them). Nothing may be sent before. */
-  async begin(rows: ReadingRows, updatedAtMs: number, completion: Completion): Promise<JournalEntry> {
+  /** Journals the batch's header and returns the entry (its recordedAt known); the rest of the
+   * journaling and the waits before sending run on (`ready`). Nothing may be sent before
+   * `ready`. `requestedAtMs`: the recordedAt the caller gives (default: the write clock). */
+  async begin(rows: ReadingRows, requestedAtMs: number | undefined, completion: Completion): Promise<JournalEntry> {
     const client = await this.pool.connect();
+    let header: { id: number; recordedAtMs: number; packed: Buffer; parts: number };
     try {
       const { registers, first, last } = extent(rows);
       const packed = packRows(rows);
       const parts = Math.ceil(packed.length / PART_BYTES);
-      const { rows: r } = await client.query<{ id: string }>(
-        `INSERT INTO timeseries_pending_batches (updated_at_ms, readings, parts, register_ids, first_ms, last_ms) VALUES ($1, $2, $3, $4, $5, $6)
-         RETURNING id, pg_advisory_lock(${LOCKS.entry}, (id % 2147483648)::int)`,
-        [updatedAtMs, rows.timestamps.length, parts, registers, first, last],
-      );
-      const id = Number(r[0]!.id);
-      await copyIn(client, PARTS_COPY, partRows(id, packed, parts), PART_BYTES);
-      await this.settleOlder(client, id, rows, completion);
-      await completion.gate.enter(client, rows);
-      // The session is given back once, whichever of done() and abandon() comes first.
-      let ended = false;
-      const end = async (broken = false) => {
-        if (ended) return;
-        ended = true;
-        await release(client, broken);
-      };
-      return {
-        id,
-        done: async () => {
-          if (ended) throw new Error(`journal entry ${id} was abandoned`);
-          try {
-            await client.query('DELETE FROM timeseries_pending_batches WHERE id = $1', [id]);
-          } catch (err) {
-            await end(true);
-            throw err;
-          }
-          await end();
-        },
-        abandon: () => end(),
-      };
+      const { rows: r } = await client.query<{ id: string; updated_at_ms: number }>(JOURNAL_HEADER, [requestedAtMs ?? null, rows.timestamps.length, parts, registers, first, last]);
+      header = { id: Number(r[0]!.id), recordedAtMs: r[0]!.updated_at_ms, packed, parts };
     } catch (err) {
       await release(client, true);
       throw err;
     }
+    const { id, recordedAtMs } = header;
+    // The session is given back once, whichever of done() and abandon() comes first.
+    let ended = false;
+    const end = async (broken = false) => {
+      if (ended) return;
+      ended = true;
+      await release(client, broken);
+    };
+    const ready = (async () => {
+      try {
+        await copyIn(client, PARTS_COPY, partRows(id, header.packed, header.parts), PART_BYTES);
+        await this.settleOlder(client, id, rows, completion);
+        await completion.gate.enter(client, rows, recordedAtMs);
+        await this.keepVersions(client, { id, rows, updatedAtMs: recordedAtMs, versionsKept: false }, completion);
+      } catch (err) {
+        await end(true);
+        throw err;
+      }
+    })();
+    ready.catch(() => undefined);
+    return {
+      id,
+      recordedAtMs,
+      ready,
+      done: async () => {
+        await ready;
+        if (ended) throw new Error(`journal entry ${id} was abandoned`);
+        try {
+          await client.query('DELETE FROM timeseries_pending_batches WHERE id = $1', [id]);
+        } catch (err) {
+          await end(true);
+          throw err;
+        }
+        await end();
+      },
+      abandon: async () => {
+        await ready.catch(() => undefined);
+        await end();
+      },
+    };
+  }
+
+  /** Copies the values the batch replaces into the versions table, once: the entry records that
+   * it did before any of the batch is sent, so a replay never takes the batch's own rows (sent
+   * in part before a crash) for replaced ones. */
+  private async keepVersions(client: PoolClient, batch: PendingBatch, completion: Completion): Promise<void> {
+    if (batch.versionsKept) return;
+    await completion.keepVersions(batch);
+    await client.query('UPDATE timeseries_pending_batches SET versions_kept = true WHERE id = $1', [batch.id]);
   }
 
   /** Completes, in journal order, the older entries overlapping `rows`: waits for the lock of
@@ -298,8 +344,9 @@ export class BatchJournal {
   /** Sends an orphan (its lock held by `client`) after the older entries it overlaps. */
   private async complete(client: PoolClient, batch: PendingBatch, completion: Completion): Promise<void> {
     await this.settleOlder(client, batch.id, batch.rows, completion);
-    const keys = await completion.gate.enter(client, batch.rows);
+    const keys = await completion.gate.enter(client, batch.rows, batch.updatedAtMs);
     try {
+      await this.keepVersions(client, batch, completion);
       await completion.send(batch);
       await client.query('DELETE FROM timeseries_pending_batches WHERE id = $1', [batch.id]);
     } finally {
@@ -341,7 +388,7 @@ export class BatchJournal {
   /** The entry's batch; undefined if it is gone, or if its parts never committed (its writer
    * died between the two steps of begin(), before sending anything): such an entry is dropped. */
   async load(id: number, db: Queryable = this.pool): Promise<PendingBatch | undefined> {
-    const { rows } = await db.query<{ updated_at_ms: number; rows: Buffer | null; parts: number }>('SELECT updated_at_ms, rows, parts FROM timeseries_pending_batches WHERE id = $1', [id]);
+    const { rows } = await db.query<{ updated_at_ms: number; rows: Buffer | null; parts: number; versions_kept: boolean }>('SELECT updated_at_ms, rows, parts, versions_kept FROM timeseries_pending_batches WHERE id = $1', [id]);
     const entry = rows[0];
     if (!entry) return undefined;
     let packed = entry.rows;
@@ -353,7 +400,7 @@ export class BatchJournal {
       }
       packed = Buffer.concat(parts.map((p) => p.data));
     }
-    return { id, updatedAtMs: entry.updated_at_ms, rows: unpackRows(packed) };
+    return { id, updatedAtMs: entry.updated_at_ms, rows: unpackRows(packed), versionsKept: entry.versions_kept };
   }
 }
 

@@ -1,0 +1,169 @@
+// Superseded reading versions on the QuestDB store: the versions table beside the readings table,
+// what a write copies into it, and the retention of what it holds. docs/questdb.md ("Versions")
+// has the design and its guarantees.
+//
+// The readings table keeps only the current version of each (register, timestamp), as before
+// (DEDUP UPSERT: reads of current data cost what they did). Before a batch is sent, the stored
+// rows it is about to replace are copied, inside QuestDB (INSERT … SELECT), into
+// `<table>_versions` with `superseded_at` = the batch's recordedAt; a version's `recorded_at` is
+// the `updated_at` it had. The versions table's designated timestamp is `superseded_at`
+// (PARTITION BY MONTH), so an `asOf` read scans only the months superseded after its instant,
+// and the retention of superseded versions drops whole months.
+import type { Logger } from 'pino';
+import type { Pool } from '../../database.ts';
+import type { ReadingRows } from '../types.ts';
+import { LOCKS, monthOf, partitionName } from './purge.ts';
+
+/** The versions table of a readings table. */
+export const versionsTableOf = (table: string) => `${table}_versions`;
+
+export const createVersionsTable = (table: string) => `CREATE TABLE IF NOT EXISTS ${versionsTableOf(table)} (
+  register_id SYMBOL CAPACITY 100000 INDEX, reading_ts TIMESTAMP, value DOUBLE, resolution INT, recorded_at TIMESTAMP, superseded_at TIMESTAMP
+) TIMESTAMP(superseded_at) PARTITION BY MONTH WAL DEDUP UPSERT KEYS(superseded_at, register_id, reading_ts)`;
+
+/** The conditions of one copy statement at most (an OR QuestDB evaluates row by row), and the
+ * timestamps listed in it at most. */
+const MAX_CONDITIONS = 32;
+const MAX_POINTS = 5_000;
+/** Runs of at least this many evenly spaced readings become a range condition. */
+const MIN_RUN = 3;
+
+const micros = (ms: number) => Math.round(ms * 1000);
+const symbols = (ids: readonly number[]) => ids.map((id) => `'${Number(id)}'`).join(', ');
+
+interface Condition {
+  registers: number[];
+  /** UTC ms, inclusive. */
+  first: number;
+  last: number;
+  sql: string;
+  points: number;
+}
+
+/**
+ * The (register, timestamp) keys of a batch as SQL conditions on the readings table, exactly:
+ * evenly spaced runs of a series (meter data: nearly always the whole series) as a range and a
+ * step (`(ts - first) % step = 0`), runs that share range and step over one register list; the
+ * readings outside such runs listed by timestamp, per register.
+ */
+export function keyConditions(rows: ReadingRows): Condition[] {
+  const runs = new Map<string, { first: number; last: number; step: number; registers: number[] }>();
+  const points = new Map<number, number[]>();
+  const { offsets, timestamps } = rows;
+  for (let s = 0; s + 1 < offsets.length; s += 1) {
+    const registerId = Number(rows.registerIds[s]);
+    const b = offsets[s + 1]!;
+    let i = offsets[s]!;
+    while (i < b) {
+      let j = i;
+      const step = i + 1 < b ? timestamps[i + 1]! - timestamps[i]! : 0;
+      while (j + 1 < b && timestamps[j + 1]! - timestamps[j]! === step) j += 1;
+      if (j - i + 1 >= MIN_RUN) {
+        const key = `${timestamps[i]}:${timestamps[j]}:${step}`;
+        const run = runs.get(key) ?? runs.set(key, { first: timestamps[i]!, last: timestamps[j]!, step, registers: [] }).get(key)!;
+        run.registers.push(registerId);
+        i = j + 1;
+      } else {
+        (points.get(registerId) ?? points.set(registerId, []).get(registerId)!).push(timestamps[i]!);
+        i += 1;
+      }
+    }
+  }
+  const out: Condition[] = [];
+  for (const { first, last, step, registers } of runs.values()) {
+    out.push({
+      registers,
+      first,
+      last,
+      sql: `register_id IN (${symbols(registers)}) AND ts >= ${micros(first)} AND ts <= ${micros(last)} AND (cast(ts AS long) - ${micros(first)}) % ${micros(step)} = 0`,
+      points: 0,
+    });
+  }
+  for (const [registerId, stamps] of points) {
+    for (let k = 0; k < stamps.length; k += MAX_POINTS) {
+      const some = stamps.slice(k, k + MAX_POINTS);
+      out.push({
+        registers: [registerId],
+        first: some[0]!,
+        last: some[some.length - 1]!,
+        sql: `register_id = '${registerId}' AND cast(ts AS long) IN (${some.map(micros).join(', ')})`,
+        points: some.length,
+      });
+    }
+  }
+  return out;
+}
+
+/**
+ * The statements that copy the stored rows a batch replaces into the versions table, superseded
+ * at `recordedAtMs`. Each selects by an interval and the registers' index, then the exact keys
+ * (keyConditions). Literals only (numbers we write): QuestDB 7.4 runs no INSERT … SELECT sent
+ * with bind parameters over its PostgreSQL wire (it answers, and inserts nothing).
+ */
+export function copyStatements(rows: ReadingRows, table: string, recordedAtMs: number): string[] {
+  const conditions = keyConditions(rows);
+  const statements: string[] = [];
+  for (let k = 0; k < conditions.length; ) {
+    const group: Condition[] = [];
+    let points = 0;
+    while (k < conditions.length && group.length < MAX_CONDITIONS && (group.length === 0 || points + conditions[k]!.points <= MAX_POINTS)) {
+      points += conditions[k]!.points;
+      group.push(conditions[k++]!);
+    }
+    const where =
+      group.length === 1
+        ? group[0]!.sql
+        : `register_id IN (${symbols([...new Set(group.flatMap((c) => c.registers))])}) AND ts >= ${micros(Math.min(...group.map((c) => c.first)))} AND ts <= ${micros(Math.max(...group.map((c) => c.last)))} AND (${group.map((c) => `(${c.sql})`).join(' OR ')})`;
+    statements.push(
+      `INSERT INTO ${versionsTableOf(table)} SELECT * FROM (
+         SELECT register_id, ts AS reading_ts, value, resolution, updated_at AS recorded_at, cast(${micros(recordedAtMs)} AS timestamp) AS superseded_at
+         FROM ${table} WHERE ${where}) timestamp(superseded_at)`,
+    );
+  }
+  return statements;
+}
+
+export interface RetentionDeps {
+  pool: Pool;
+  table: string;
+  /** READING_VERSIONS_RETENTION in ms: superseded versions older than this may go. */
+  retentionMs: number;
+  questdb: (sql: string) => Promise<unknown[][]>;
+  log: Logger;
+  now?: () => number;
+}
+
+/**
+ * One retention step: drops the versions table's months that lie wholly before now −
+ * retention (a version is kept until the month it was superseded in is past the limit: up to a
+ * month longer). Runs under the purger's lock, so it never drops a month a purge is rewriting.
+ * Returns the months dropped.
+ */
+export async function dropExpiredVersions(deps: RetentionDeps): Promise<number> {
+  const cutoff = monthOf((deps.now ?? Date.now)() - deps.retentionMs);
+  const client = await deps.pool.connect();
+  let broken = false;
+  try {
+    const { rows: got } = await client.query<{ got: boolean }>('SELECT pg_try_advisory_lock($1, 0) AS got', [LOCKS.purger]);
+    if (!got[0]!.got) return 0;
+    try {
+      const { rows: purging } = await client.query<{ partition: string }>('SELECT partition FROM timeseries_purges WHERE table_name = $1', [versionsTableOf(deps.table)]);
+      const busy = new Set(purging.map((p) => p.partition));
+      const partitions = (await deps.questdb(`SELECT name FROM table_partitions('${versionsTableOf(deps.table)}')`)).map((r) => String(r[0]));
+      const expired = partitions.filter((name) => /^\d{4}-\d{2}$/.test(name) && monthOfName(name) < cutoff && !busy.has(name));
+      if (expired.length === 0) return 0;
+      await deps.questdb(`ALTER TABLE ${versionsTableOf(deps.table)} DROP PARTITION LIST ${expired.map((name) => `'${name}'`).join(', ')}`);
+      deps.log.info({ months: expired, before: partitionName(cutoff) }, 'QuestDB: superseded reading versions past their retention dropped');
+      return expired.length;
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1, 0)', [LOCKS.purger]);
+    }
+  } catch (err) {
+    broken = true;
+    throw err;
+  } finally {
+    client.release(broken);
+  }
+}
+
+const monthOfName = (name: string) => Number(name.slice(0, 4)) * 12 + Number(name.slice(5, 7)) - 1;
