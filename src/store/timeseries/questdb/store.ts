@@ -472,7 +472,7 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
   /** One retention step (versions.ts): months of superseded versions past the retention dropped. */
   dropExpiredVersions(now = Date.now()): Promise<number> {
     if (this.retentionMs === undefined) return Promise.resolve(0);
-    return dropExpiredVersions({ pool: this.platform, table: this.table, retentionMs: this.retentionMs, questdb: (sql) => this.select(sql, []), log: this.log, now: () => now });
+    return dropExpiredVersions({ pool: this.platform, table: this.table, retentionMs: this.retentionMs, questdb: (sql) => this.select(sql, []), applied: () => this.waitApplied(), log: this.log, now: () => now });
   }
 
   /** A read over the PostgreSQL wire, rows as arrays (measured: parsing row objects with Date

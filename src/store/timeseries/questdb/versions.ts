@@ -19,7 +19,7 @@ export const versionsTableOf = (table: string) => `${table}_versions`;
 
 export const createVersionsTable = (table: string) => `CREATE TABLE IF NOT EXISTS ${versionsTableOf(table)} (
   register_id SYMBOL CAPACITY 100000 INDEX, reading_ts TIMESTAMP, value DOUBLE, resolution INT, recorded_at TIMESTAMP, superseded_at TIMESTAMP
-) TIMESTAMP(superseded_at) PARTITION BY MONTH WAL DEDUP UPSERT KEYS(superseded_at, register_id, reading_ts)`;
+) TIMESTAMP(superseded_at) PARTITION BY MONTH WAL DEDUP UPSERT KEYS(superseded_at, register_id, reading_ts, recorded_at)`;
 
 /** The conditions of one copy statement at most (an OR QuestDB evaluates row by row), and the
  * timestamps listed in it at most. */
@@ -129,6 +129,8 @@ export interface RetentionDeps {
   /** READING_VERSIONS_RETENTION in ms: superseded versions older than this may go. */
   retentionMs: number;
   questdb: (sql: string) => Promise<unknown[][]>;
+  /** Waits until QuestDB has applied every transaction of the store's tables. */
+  applied: () => Promise<void>;
   log: Logger;
   now?: () => number;
 }
@@ -153,6 +155,7 @@ export async function dropExpiredVersions(deps: RetentionDeps): Promise<number> 
       const expired = partitions.filter((name) => /^\d{4}-\d{2}$/.test(name) && monthOfName(name) < cutoff && !busy.has(name));
       if (expired.length === 0) return 0;
       await deps.questdb(`ALTER TABLE ${versionsTableOf(deps.table)} DROP PARTITION LIST ${expired.map((name) => `'${name}'`).join(', ')}`);
+      await deps.applied();
       deps.log.info({ months: expired, before: partitionName(cutoff) }, 'QuestDB: superseded reading versions past their retention dropped');
       return expired.length;
     } finally {
