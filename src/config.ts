@@ -114,7 +114,7 @@ export const CONFIG_DOCS: ConfigDoc[] = [
   { name: 'QUESTDB_HTTP_URL', default: '(unset)', description: 'QuestDB HTTP endpoint for ILP writes, e.g. http://localhost:9000.' },
   { name: 'QUESTDB_PG_URL', default: '(unset)', description: 'QuestDB PostgreSQL-wire endpoint for queries, e.g. postgres://admin:quest@localhost:8812/qdb.' },
   { name: 'QUESTDB_ILP_PROTOCOL_VERSION', default: 'auto', description: 'InfluxDB line protocol version of QuestDB writes: `1` (text; every QuestDB with ILP over HTTP), `2` or `3` (binary encodings of newer releases), or `auto`: the highest the server lists in its /settings, else 1 (QuestDB 7.4 lists none). Flex writes version 1 text, which all of them read (docs/questdb.md).' },
-  { name: 'QUESTDB_TABLE', default: 'readings', description: 'Name of the readings table in QuestDB (created at start); letters, digits and _.' },
+  { name: 'QUESTDB_TABLE', default: 'readings', description: 'Name of the readings table in QuestDB (created at start, with `<name>_versions` beside it for superseded reading versions); letters, digits and _, at most 118 characters.' },
   { name: 'QUESTDB_WRITE_CONNECTIONS', default: '4', description: 'ILP/HTTP requests one POST /api/readings sends to QuestDB at once (its batch goes in chunks of 100,000 readings).' },
   { name: 'QUESTDB_PURGE_INTERVAL_MS', default: '60000', description: 'How often deleted registers\' readings are purged from QuestDB (a month partition holding them is rewritten while writes to that month wait; docs/questdb.md); 0: never (they stay hidden).' },
   { name: 'QUERY_PARTS', default: 'CPU count, at most 4', description: 'Large reading queries (PostgreSQL backend) fetch their blocks in this many parts, by registers or by days, at once on separate connections; 1 = never split.' },
@@ -292,7 +292,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (config.timeseriesBackend === 'questdb' && (!config.questdbHttpUrl || !config.questdbPgUrl)) {
     r.problems.push('TIMESERIES_BACKEND=questdb needs QUESTDB_HTTP_URL and QUESTDB_PG_URL');
   }
-  if (!/^[A-Za-z_][A-Za-z0-9_]{0,126}$/.test(config.questdbTable)) r.problems.push('QUESTDB_TABLE must be letters, digits and _ (not starting with a digit)');
+  if (!/^[A-Za-z_][A-Za-z0-9_]{0,117}$/.test(config.questdbTable)) r.problems.push('QUESTDB_TABLE must be letters, digits and _ (not starting with a digit), at most 118 characters');
   if (config.vtnWebhookBackoffCapMs < config.vtnWebhookBackoffBaseMs) r.problems.push('VTN_WEBHOOK_BACKOFF_CAP_MS must not be below VTN_WEBHOOK_BACKOFF_BASE_MS');
   if (!/^(\/[A-Za-z0-9._~-]+)+$/.test(config.vtn31BasePath) || config.vtn31BasePath === '/api/openadr/v1') r.problems.push('VTN31_BASE_PATH must be a path like /api/openadr/3.1.0 (not the v1 path)');
   if (config.mqttUrl !== undefined && !/^mqtts?:\/\//.test(config.mqttUrl)) r.problems.push('MQTT_URL must start with mqtt:// or mqtts://');
