@@ -251,35 +251,55 @@ async function release(client: PoolClient, broken = false): Promise<void> {
  * an orphan: of two batches writing one reading, the one journaled later is the one stored.
  */
 export class BatchJournal {
-  constructor(private readonly pool: Pool) {}
+  /** Journal sessions this process's writers hold at once: half the platform pool. A writer holds
+   * its session from its journal entry until the batch is applied, waiting meanwhile for older
+   * batches of the same readings; without a bound, 50 writers of the same register-days held the
+   * pool's connections while waiting for each other, and writers still asking for one gave up
+   * after the pool's 10 s (test/regressions/questdbConcurrentWritersPoolTimeout.test.ts). Here
+   * they wait without a limit, leaving the other half of the pool to reads and register lookups. */
+  private readonly sessions: Slots;
+  constructor(private readonly pool: Pool) {
+    this.sessions = new Slots(Math.max(1, Math.floor((pool.options.max ?? 10) / 2)));
+  }
 
   /** Journals the batch's header and returns the entry (its recordedAt known); the rest of the
    * journaling and the waits before sending run on (`ready`). Nothing may be sent before
    * `ready`. `requestedAtMs`: the recordedAt the caller gives (default: the write clock). */
   async begin(rows: ReadingRows, requestedAtMs: number | undefined, completion: Completion): Promise<JournalEntry> {
-    const client = await this.pool.connect();
-    let header: { id: number; recordedAtMs: number; packed: Buffer; parts: number };
+    const { registers, first, last } = extent(rows);
+    const packed = packRows(rows);
+    const parts = Math.ceil(packed.length / PART_BYTES);
+    await this.sessions.take();
+    let client: PoolClient;
     try {
-      const { registers, first, last } = extent(rows);
-      const packed = packRows(rows);
-      const parts = Math.ceil(packed.length / PART_BYTES);
-      const { rows: r } = await client.query<{ id: string; updated_at_ms: number }>(JOURNAL_HEADER, [requestedAtMs ?? null, rows.timestamps.length, parts, registers, first, last]);
-      header = { id: Number(r[0]!.id), recordedAtMs: r[0]!.updated_at_ms, packed, parts };
+      client = await this.pool.connect();
     } catch (err) {
-      await release(client, true);
+      this.sessions.give();
       throw err;
     }
-    const { id, recordedAtMs } = header;
     // The session is given back once, whichever of done() and abandon() comes first.
     let ended = false;
     const end = async (broken = false) => {
       if (ended) return;
       ended = true;
-      await release(client, broken);
+      try {
+        await release(client, broken);
+      } finally {
+        this.sessions.give();
+      }
     };
+    let header: { id: number; recordedAtMs: number };
+    try {
+      const { rows: r } = await client.query<{ id: string; updated_at_ms: number }>(JOURNAL_HEADER, [requestedAtMs ?? null, rows.timestamps.length, parts, registers, first, last]);
+      header = { id: Number(r[0]!.id), recordedAtMs: r[0]!.updated_at_ms };
+    } catch (err) {
+      await end(true);
+      throw err;
+    }
+    const { id, recordedAtMs } = header;
     const ready = (async () => {
       try {
-        await copyIn(client, PARTS_COPY, partRows(id, header.packed, header.parts), PART_BYTES);
+        await copyIn(client, PARTS_COPY, partRows(id, packed, parts), PART_BYTES);
         await this.settleOlder(client, id, rows, completion);
         await completion.gate.enter(client, rows, recordedAtMs);
         await this.keepVersions(client, { id, rows, updatedAtMs: recordedAtMs, versionsKept: false }, completion);
@@ -401,6 +421,24 @@ export class BatchJournal {
       packed = Buffer.concat(parts.map((p) => p.data));
     }
     return { id, updatedAtMs: entry.updated_at_ms, rows: unpackRows(packed), versionsKept: entry.versions_kept };
+  }
+}
+
+/** A first-come, first-served count of slots; take() waits without a limit. */
+class Slots {
+  private readonly waiting: (() => void)[] = [];
+  constructor(private free: number) {}
+  async take(): Promise<void> {
+    if (this.free > 0) {
+      this.free -= 1;
+      return;
+    }
+    await new Promise<void>((resolve) => this.waiting.push(resolve));
+  }
+  give(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.free += 1;
   }
 }
 
