@@ -261,7 +261,7 @@ describe.skipIf(!httpUrl || !pgUrl)('reading versions on QuestDB (set QUESTDB_HT
       const entry = await new BatchJournal(pool).begin(batch, undefined, {
         send: async () => undefined,
         keepVersions: async (b) => {
-          for (const sql of copyStatements(b.rows, table, b.updatedAtMs)) await questdb.query(sql);
+          for (const { copy } of copyStatements(b.rows, table, b.updatedAtMs)) await questdb.query(copy);
         },
         gate: new PartitionGate(table, versionsTableOf(table), async () => 0),
       });
@@ -281,6 +281,38 @@ describe.skipIf(!httpUrl || !pgUrl)('reading versions on QuestDB (set QUESTDB_HT
       expect(await store.replayPending()).toBe(1);
       const versions = (await store.versions({ registerIds: [id], start, end: start + DAY }, 100)).get(id)!;
       expect(versions).toEqual(
+        readings(0).flatMap(([t, v]) => [
+          { timestamp: t, value: v, resolution: 900, recordedAt: first, supersededAt: entry.recordedAtMs },
+          { timestamp: t, value: v + 100, resolution: 900, recordedAt: entry.recordedAtMs, supersededAt: null },
+        ]),
+      );
+    } finally {
+      await store.close();
+    }
+  }, 60_000);
+
+  it('replays a batch whose writer died between copying what it replaces and noting that, copying nothing twice', async () => {
+    const { store, pool } = await open();
+    try {
+      const id = 402;
+      const start = Date.UTC(2032, 6, 2);
+      const readings = (value: number) => Array.from({ length: 8 }, (_, i): [number, number] => [start + i * Q, value + i]);
+      await store.write({ rows: rows([{ registerId: id, readings: readings(0) }]) });
+      const first = await recordedAt(store, id, start);
+      const killed = new Error('killed here');
+      const entry = await new BatchJournal(pool).begin(rows([{ registerId: id, readings: readings(100) }]), undefined, {
+        send: async () => undefined,
+        keepVersions: async (b) => {
+          for (const { copy } of copyStatements(b.rows, table, b.updatedAtMs)) await questdb.query(copy);
+          throw killed;
+        },
+        gate: new PartitionGate(table, versionsTableOf(table), async () => 0),
+      });
+      await expect(entry.ready).rejects.toBe(killed);
+      await entry.abandon();
+
+      expect(await store.replayPending()).toBe(1);
+      expect((await store.versions({ registerIds: [id], start, end: start + DAY }, 100)).get(id)).toEqual(
         readings(0).flatMap(([t, v]) => [
           { timestamp: t, value: v, resolution: 900, recordedAt: first, supersededAt: entry.recordedAtMs },
           { timestamp: t, value: v + 100, resolution: 900, recordedAt: entry.recordedAtMs, supersededAt: null },

@@ -204,8 +204,9 @@ export interface Completion {
   /** Sends the rows and waits until QuestDB has applied them. */
   send(batch: PendingBatch): Promise<void>;
   /** Copies the stored values the batch replaces into the versions table, superseded at the
-   * batch's recordedAt (store.ts); run before any of the batch is sent. */
-  keepVersions(batch: Pick<PendingBatch, 'rows' | 'updatedAtMs'>): Promise<void>;
+   * batch's recordedAt (store.ts); run before any of the batch is sent. `again`: a replay, which
+   * may find some of the copy made already (its writer died before the journal noted it). */
+  keepVersions(batch: Pick<PendingBatch, 'rows' | 'updatedAtMs'>, again: boolean): Promise<void>;
   gate: PartitionGate;
 }
 
@@ -302,7 +303,7 @@ export class BatchJournal {
         await copyIn(client, PARTS_COPY, partRows(id, packed, parts), PART_BYTES);
         await this.settleOlder(client, id, rows, completion);
         await completion.gate.enter(client, rows, recordedAtMs);
-        await this.keepVersions(client, { id, rows, updatedAtMs: recordedAtMs, versionsKept: false }, completion);
+        await this.keepVersions(client, { id, rows, updatedAtMs: recordedAtMs, versionsKept: false }, completion, false);
       } catch (err) {
         await end(true);
         throw err;
@@ -334,9 +335,9 @@ export class BatchJournal {
   /** Copies the values the batch replaces into the versions table, once: the entry records that
    * it did before any of the batch is sent, so a replay never takes the batch's own rows (sent
    * in part before a crash) for replaced ones. */
-  private async keepVersions(client: PoolClient, batch: PendingBatch, completion: Completion): Promise<void> {
+  private async keepVersions(client: PoolClient, batch: PendingBatch, completion: Completion, again: boolean): Promise<void> {
     if (batch.versionsKept) return;
-    await completion.keepVersions(batch);
+    await completion.keepVersions(batch, again);
     await client.query('UPDATE timeseries_pending_batches SET versions_kept = true WHERE id = $1', [batch.id]);
   }
 
@@ -366,7 +367,7 @@ export class BatchJournal {
     await this.settleOlder(client, batch.id, batch.rows, completion);
     const keys = await completion.gate.enter(client, batch.rows, batch.updatedAtMs);
     try {
-      await this.keepVersions(client, batch, completion);
+      await this.keepVersions(client, batch, completion, true);
       await completion.send(batch);
       await client.query('DELETE FROM timeseries_pending_batches WHERE id = $1', [batch.id]);
     } finally {

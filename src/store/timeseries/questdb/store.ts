@@ -303,7 +303,7 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
     });
     this.completion = {
       send: async (batch) => void (await this.send(batch.rows, batch.updatedAtMs, Promise.resolve())),
-      keepVersions: (batch) => this.keepVersions(batch.rows, batch.updatedAtMs),
+      keepVersions: (batch, again) => this.keepVersions(batch.rows, batch.updatedAtMs, again),
       gate: new PartitionGate(table, this.versionsTable, (client) => this.purger.finishInterrupted(client)),
     };
     // Run by src/app.ts with the platform's periodic jobs (src/jobs/periodicJob.ts).
@@ -385,9 +385,15 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
 
   /** Copies the stored rows `rows` replace into the versions table, superseded at `recordedAtMs`
    * (versions.ts), inside QuestDB; nothing of a fresh batch's span is found, which costs one
-   * index lookup. Re-running it copies the same rows again (DEDUP keeps one of each). */
-  private async keepVersions(rows: ReadingRows, recordedAtMs: number): Promise<void> {
-    for (const sql of copyStatements(rows, this.table, recordedAtMs)) await this.pool.query(sql);
+   * index lookup. `again` (a replay): a statement whose rows are there already is not run again
+   * (each is one QuestDB transaction: all of its rows are there, or none). */
+  private async keepVersions(rows: ReadingRows, recordedAtMs: number, again: boolean): Promise<void> {
+    const statements = copyStatements(rows, this.table, recordedAtMs);
+    if (again) await this.waitApplied();
+    for (const { copy, done } of statements) {
+      if (again && Number((await this.select(done, []))[0]![0]) > 0) continue;
+      await this.pool.query(copy);
+    }
   }
 
   /** Encodes the chunks in the workers and sends them, `connections` at a time, then waits until

@@ -17,9 +17,12 @@ import { LOCKS, monthOf, partitionName } from './purge.ts';
 /** The versions table of a readings table. */
 export const versionsTableOf = (table: string) => `${table}_versions`;
 
+/** No DEDUP: QuestDB sorts a deduplicated transaction's rows by its keys when it applies them,
+ * which cost as much again as the copy itself (1M rows: ~2 s more; docs/benchmarks-questdb.md).
+ * A copy is made once instead: a replay looks before copying again (copyStatements). */
 export const createVersionsTable = (table: string) => `CREATE TABLE IF NOT EXISTS ${versionsTableOf(table)} (
   register_id SYMBOL CAPACITY 100000 INDEX, reading_ts TIMESTAMP, value DOUBLE, resolution INT, recorded_at TIMESTAMP, superseded_at TIMESTAMP
-) TIMESTAMP(superseded_at) PARTITION BY MONTH WAL DEDUP UPSERT KEYS(superseded_at, register_id, reading_ts, recorded_at)`;
+) TIMESTAMP(superseded_at) PARTITION BY MONTH WAL`;
 
 /** The conditions of one copy statement at most (an OR QuestDB evaluates row by row), and the
  * timestamps listed in it at most. */
@@ -36,7 +39,8 @@ interface Condition {
   /** UTC ms, inclusive. */
   first: number;
   last: number;
-  sql: string;
+  /** The condition on a table whose reading time is `ts`. */
+  sql: (ts: string) => string;
   points: number;
 }
 
@@ -75,7 +79,7 @@ export function keyConditions(rows: ReadingRows): Condition[] {
       registers,
       first,
       last,
-      sql: `register_id IN (${symbols(registers)}) AND ts >= ${micros(first)} AND ts <= ${micros(last)} AND (cast(ts AS long) - ${micros(first)}) % ${micros(step)} = 0`,
+      sql: (ts) => `register_id IN (${symbols(registers)}) AND ${ts} >= ${micros(first)} AND ${ts} <= ${micros(last)} AND (cast(${ts} AS long) - ${micros(first)}) % ${micros(step)} = 0`,
       points: 0,
     });
   }
@@ -86,7 +90,7 @@ export function keyConditions(rows: ReadingRows): Condition[] {
         registers: [registerId],
         first: some[0]!,
         last: some[some.length - 1]!,
-        sql: `register_id = '${registerId}' AND cast(ts AS long) IN (${some.map(micros).join(', ')})`,
+        sql: (ts) => `register_id = '${registerId}' AND cast(${ts} AS long) IN (${some.map(micros).join(', ')})`,
         points: some.length,
       });
     }
@@ -94,15 +98,25 @@ export function keyConditions(rows: ReadingRows): Condition[] {
   return out;
 }
 
+/** One statement copying replaced rows, and the query that tells whether it ran already. */
+export interface CopyStatement {
+  copy: string;
+  /** Rows of this copy already in the versions table (a replay after a crash between the copy and
+   * the journal's note of it). */
+  done: string;
+}
+
 /**
  * The statements that copy the stored rows a batch replaces into the versions table, superseded
  * at `recordedAtMs`. Each selects by an interval and the registers' index, then the exact keys
- * (keyConditions). Literals only (numbers we write): QuestDB 7.4 runs no INSERT … SELECT sent
- * with bind parameters over its PostgreSQL wire (it answers, and inserts nothing).
+ * (keyConditions); each is one QuestDB transaction. Literals only (numbers we write): QuestDB 7.4
+ * runs no INSERT … SELECT sent with bind parameters over its PostgreSQL wire (it answers, and
+ * inserts nothing).
  */
-export function copyStatements(rows: ReadingRows, table: string, recordedAtMs: number): string[] {
+export function copyStatements(rows: ReadingRows, table: string, recordedAtMs: number): CopyStatement[] {
   const conditions = keyConditions(rows);
-  const statements: string[] = [];
+  const statements: CopyStatement[] = [];
+  const superseded = micros(recordedAtMs);
   for (let k = 0; k < conditions.length; ) {
     const group: Condition[] = [];
     let points = 0;
@@ -110,15 +124,16 @@ export function copyStatements(rows: ReadingRows, table: string, recordedAtMs: n
       points += conditions[k]!.points;
       group.push(conditions[k++]!);
     }
-    const where =
+    const where = (ts: string) =>
       group.length === 1
-        ? group[0]!.sql
-        : `register_id IN (${symbols([...new Set(group.flatMap((c) => c.registers))])}) AND ts >= ${micros(Math.min(...group.map((c) => c.first)))} AND ts <= ${micros(Math.max(...group.map((c) => c.last)))} AND (${group.map((c) => `(${c.sql})`).join(' OR ')})`;
-    statements.push(
-      `INSERT INTO ${versionsTableOf(table)} SELECT * FROM (
-         SELECT register_id, ts AS reading_ts, value, resolution, updated_at AS recorded_at, cast(${micros(recordedAtMs)} AS timestamp) AS superseded_at
-         FROM ${table} WHERE ${where}) timestamp(superseded_at)`,
-    );
+        ? group[0]!.sql(ts)
+        : `register_id IN (${symbols([...new Set(group.flatMap((c) => c.registers))])}) AND ${ts} >= ${micros(Math.min(...group.map((c) => c.first)))} AND ${ts} <= ${micros(Math.max(...group.map((c) => c.last)))} AND (${group.map((c) => `(${c.sql(ts)})`).join(' OR ')})`;
+    statements.push({
+      copy: `INSERT INTO ${versionsTableOf(table)} SELECT * FROM (
+         SELECT register_id, ts AS reading_ts, value, resolution, updated_at AS recorded_at, cast(${superseded} AS timestamp) AS superseded_at
+         FROM ${table} WHERE ${where('ts')}) timestamp(superseded_at)`,
+      done: `SELECT count() FROM ${versionsTableOf(table)} WHERE superseded_at = ${superseded} AND ${where('reading_ts')}`,
+    });
   }
   return statements;
 }
