@@ -79,9 +79,9 @@ async function visibleRows(table: string, startMs: number): Promise<number> {
   const { rows } = await questdb.query(`SELECT count() AS n FROM ${table} WHERE ts >= $1 AND ts < $2`, [new Date(startMs), new Date(monthStart(1000))]);
   return Number(rows[0].n);
 }
-/** Superseded versions of readings from `startMs` on, in Flex's versions table. */
-async function keptVersions(startMs: number): Promise<number> {
-  const { rows } = await questdb.query(`SELECT count() AS n FROM ${flexTable}_versions WHERE reading_ts >= $1 AND reading_ts < $2`, [new Date(startMs), new Date(monthStart(1000))]);
+/** Superseded versions of readings in [startMs, endMs), in Flex's versions table. */
+async function keptVersions(startMs: number, endMs: number): Promise<number> {
+  const { rows } = await questdb.query(`SELECT count() AS n FROM ${flexTable}_versions WHERE reading_ts >= $1 AND reading_ts < $2`, [new Date(startMs), new Date(endMs)]);
   return Number(rows[0].n);
 }
 
@@ -100,7 +100,7 @@ for (let round = 0; round <= RUNS; round += 1) {
   if (seen !== TOTAL) throw new Error(`after the 204, QuestDB shows ${seen} of ${TOTAL} readings`);
   const corrections = await post(body);
   // Versions kept: each reading's first value is in the versions table now.
-  const kept = await keptVersions(monthStart(month));
+  const kept = await keptVersions(monthStart(month), monthStart(month) + READINGS * 900_000);
   if (kept !== TOTAL) throw new Error(`after the corrections, ${kept} of ${TOTAL} replaced values are in the versions table`);
   const peerBodies = ilpBodies(peer.table, registerIds, monthStart(month), READINGS, PEER_BODIES);
   const peerRun = await peer.ingest(peerBodies, PEER_BODIES);
@@ -140,7 +140,7 @@ const concurrent = await Promise.all(writerBodies.map((b) => post(b).then(() => 
 const concurrentMs = performance.now() - concurrentStart;
 const refusedWriters = concurrent.filter((c) => c !== 204);
 if (refusedWriters.length > 0) throw new Error(`${refusedWriters.length} of ${WRITERS} concurrent writers failed: ${String(refusedWriters[0]).slice(0, 300)}`);
-const concurrentVersions = await keptVersions(sameDays.start);
+const concurrentVersions = await keptVersions(sameDays.start, sameDays.start + 86_400_000);
 console.log(
   `${WRITERS} concurrent POSTs into the same 10 register-days: all 204 in ${fmt(concurrentMs)} ms (${fmt((WRITERS * 960) / (concurrentMs / 1000))} readings/s); ` +
     `${fmt(concurrentVersions)} replaced values kept (${fmt((WRITERS - 1) * 960)} expected)`,
