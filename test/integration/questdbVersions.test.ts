@@ -64,11 +64,12 @@ class Model {
     }
     return out;
   }
-  /** Buckets of `size` ms starting at multiples of it (UTC), summed or averaged. */
-  buckets(registerId: number, asOf: number, size: number, aggregate: 'sum' | 'avg'): { t: number; v: number; u: number }[] {
+  /** Buckets of `size` ms starting at multiples of it from `offset` (a zone's local midnight
+   * `offset` ms before UTC's), summed or averaged. */
+  buckets(registerId: number, asOf: number, size: number, aggregate: 'sum' | 'avg', offset = 0): { t: number; v: number; u: number }[] {
     const groups = new Map<number, { t: number; v: number; u: number }[]>();
     for (const r of this.at(registerId, asOf)) {
-      const b = Math.floor(r.t / size) * size;
+      const b = Math.floor((r.t + offset) / size) * size - offset;
       (groups.get(b) ?? groups.set(b, []).get(b)!).push(r);
     }
     return [...groups].map(([t, rs]) => {
@@ -87,6 +88,13 @@ class Model {
   }
 }
 
+/** Amsterdam's offset from UTC at `ms`, in ms (from Intl). */
+function amsterdamOffset(ms: number): number {
+  const parts = new Intl.DateTimeFormat('en-GB', { timeZone: 'Europe/Amsterdam', hour: '2-digit', hourCycle: 'h23' }).formatToParts(ms);
+  const hour = Number(parts.find((p) => p.type === 'hour')!.value);
+  return (((hour - new Date(ms).getUTCHours()) % 24) + 24) % 24 * HOUR;
+}
+
 /** Every answer as of `asOf` equals the model's: range reads, hourly averages and UTC-day sums. */
 async function expectAsOf(store: TimeSeriesStore, model: Model, registerIds: number[], start: number, end: number, asOf: number): Promise<void> {
   const series = await store.readSeries({ registerIds, start, end, asOf });
@@ -97,15 +105,19 @@ async function expectAsOf(store: TimeSeriesStore, model: Model, registerIds: num
     const got = json.get(id) ? (JSON.parse(json.get(id)!.toString()) as { timestamp: string; value: number; updatedAt: string }[]) : [];
     expect(got.map((r) => [Date.parse(r.timestamp), r.value, Date.parse(r.updatedAt)]), `readJson ${id} as of ${asOf}`).toEqual(expected.map((r) => [r.t, r.v, r.u]));
   }
-  for (const [size, aggregate] of [
-    [HOUR, 'avg'],
-    [DAY, 'sum'],
+  // Hourly averages; sums of UTC days; sums of local days in Amsterdam (the dates tested are in
+  // summer or winter time throughout: `offset`).
+  for (const [size, aggregate, timeZone] of [
+    [HOUR, 'avg', 'UTC'],
+    [DAY, 'sum', 'UTC'],
+    [DAY, 'sum', 'Europe/Amsterdam'],
   ] as const) {
-    const buckets = await store.bucketSeries({ registers: registerIds.map((id) => ({ id, aggregate, timeZone: 'UTC' })), start, end, resolutionSeconds: size / 1000, asOf });
+    const offset = timeZone === 'UTC' ? 0 : amsterdamOffset(start);
+    const buckets = await store.bucketSeries({ registers: registerIds.map((id) => ({ id, aggregate, timeZone })), start, end, resolutionSeconds: size / 1000, asOf });
     expect(
       buckets.map((s) => [s.registerId, Array.from(s.timestamps, (t, i) => ({ t, v: s.values[i], u: s.updatedAt[i] }))]),
-      `${aggregate} of ${size / 1000} s as of ${asOf}`,
-    ).toEqual(registerIds.map((id) => [id, model.buckets(id, asOf, size, aggregate)]));
+      `${aggregate} of ${size / 1000} s in ${timeZone} as of ${asOf}`,
+    ).toEqual(registerIds.map((id) => [id, model.buckets(id, asOf, size, aggregate, offset)]));
   }
 }
 

@@ -374,7 +374,7 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
     try {
       const sent = await this.send(rows, entry.recordedAtMs, entry.ready);
       await entry.done();
-      this.log.debug({ readings, parseMs, resolveMs: t1 - t0 - parseMs, ...sent, totalMs: performance.now() - t0 }, 'QuestDB batch written');
+      this.log.debug({ readings, parseMs, resolveMs: t1 - t0 - parseMs, versionsMs: this.copyMs.get(rows), ...sent, totalMs: performance.now() - t0 }, 'QuestDB batch written');
     } catch (err) {
       // A batch that failed stays journaled, an orphan: the periodic replay completes it.
       await entry.abandon();
@@ -388,13 +388,17 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
    * index lookup. `again` (a replay): a statement whose rows are there already is not run again
    * (each is one QuestDB transaction: all of its rows are there, or none). */
   private async keepVersions(rows: ReadingRows, recordedAtMs: number, again: boolean): Promise<void> {
+    const t0 = performance.now();
     const statements = copyStatements(rows, this.table, recordedAtMs);
     if (again) await this.waitApplied();
     for (const { copy, done } of statements) {
       if (again && Number((await this.select(done, []))[0]![0]) > 0) continue;
       await this.pool.query(copy);
     }
+    this.copyMs.set(rows, performance.now() - t0);
   }
+  /** How long each batch's copy took (the debug line of its write). */
+  private readonly copyMs = new WeakMap<ReadingRows, number>();
 
   /** Encodes the chunks in the workers and sends them, `connections` at a time, then waits until
    * QuestDB has applied them. */
