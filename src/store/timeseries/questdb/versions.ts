@@ -34,24 +34,26 @@ const MIN_RUN = 3;
 const micros = (ms: number) => Math.round(ms * 1000);
 const symbols = (ids: readonly number[]) => ids.map((id) => `'${Number(id)}'`).join(', ');
 
-interface Condition {
+/** A set of (register, timestamp) keys: an evenly spaced run over registers, or listed times. */
+export interface KeySet {
   registers: number[];
   /** UTC ms, inclusive. */
   first: number;
   last: number;
-  /** The condition on a table whose reading time is `ts`. */
-  sql: (ts: string) => string;
-  points: number;
+  /** A run: every `step` ms from `first` to `last`. */
+  step?: number;
+  /** Listed: these timestamps (of the one register). */
+  stamps?: number[];
 }
 
 /**
- * The (register, timestamp) keys of a batch as SQL conditions on the readings table, exactly:
- * evenly spaced runs of a series (meter data: nearly always the whole series) as a range and a
- * step (`(ts - first) % step = 0`), runs that share range and step over one register list; the
- * readings outside such runs listed by timestamp, per register.
+ * The (register, timestamp) keys of a batch, exactly: evenly spaced runs of a series (meter data:
+ * nearly always the whole series) as a range and a step, runs that share range and step over one
+ * register list; the readings outside such runs listed by timestamp, per register, at most
+ * MAX_POINTS a set.
  */
-export function keyConditions(rows: ReadingRows): Condition[] {
-  const runs = new Map<string, { first: number; last: number; step: number; registers: number[] }>();
+export function keySets(rows: ReadingRows): KeySet[] {
+  const runs = new Map<string, KeySet>();
   const points = new Map<number, number[]>();
   const { offsets, timestamps } = rows;
   for (let s = 0; s + 1 < offsets.length; s += 1) {
@@ -73,29 +75,20 @@ export function keyConditions(rows: ReadingRows): Condition[] {
       }
     }
   }
-  const out: Condition[] = [];
-  for (const { first, last, step, registers } of runs.values()) {
-    out.push({
-      registers,
-      first,
-      last,
-      sql: (ts) => `register_id IN (${symbols(registers)}) AND ${ts} >= ${micros(first)} AND ${ts} <= ${micros(last)} AND (cast(${ts} AS long) - ${micros(first)}) % ${micros(step)} = 0`,
-      points: 0,
-    });
-  }
+  const out = [...runs.values()];
   for (const [registerId, stamps] of points) {
     for (let k = 0; k < stamps.length; k += MAX_POINTS) {
       const some = stamps.slice(k, k + MAX_POINTS);
-      out.push({
-        registers: [registerId],
-        first: some[0]!,
-        last: some[some.length - 1]!,
-        sql: (ts) => `register_id = '${registerId}' AND cast(${ts} AS long) IN (${some.map(micros).join(', ')})`,
-        points: some.length,
-      });
+      out.push({ registers: [registerId], first: some[0]!, last: some[some.length - 1]!, stamps: some });
     }
   }
   return out;
+}
+
+/** A key set as a condition on a table whose reading time is `ts`. */
+function condition(set: KeySet, ts: string): string {
+  if (set.stamps) return `register_id = '${Number(set.registers[0])}' AND cast(${ts} AS long) IN (${set.stamps.map(micros).join(', ')})`;
+  return `register_id IN (${symbols(set.registers)}) AND ${ts} >= ${micros(set.first)} AND ${ts} <= ${micros(set.last)} AND (cast(${ts} AS long) - ${micros(set.first)}) % ${micros(set.step!)} = 0`;
 }
 
 /** One statement copying replaced rows, and the query that tells whether it ran already. */
@@ -109,25 +102,25 @@ export interface CopyStatement {
 /**
  * The statements that copy the stored rows a batch replaces into the versions table, superseded
  * at `recordedAtMs`. Each selects by an interval and the registers' index, then the exact keys
- * (keyConditions); each is one QuestDB transaction. Literals only (numbers we write): QuestDB 7.4
+ * (keySets); each is one QuestDB transaction. Literals only (numbers we write): QuestDB 7.4
  * runs no INSERT … SELECT sent with bind parameters over its PostgreSQL wire (it answers, and
  * inserts nothing).
  */
 export function copyStatements(rows: ReadingRows, table: string, recordedAtMs: number): CopyStatement[] {
-  const conditions = keyConditions(rows);
+  const sets = keySets(rows);
   const statements: CopyStatement[] = [];
   const superseded = micros(recordedAtMs);
-  for (let k = 0; k < conditions.length; ) {
-    const group: Condition[] = [];
+  for (let k = 0; k < sets.length; ) {
+    const group: KeySet[] = [];
     let points = 0;
-    while (k < conditions.length && group.length < MAX_CONDITIONS && (group.length === 0 || points + conditions[k]!.points <= MAX_POINTS)) {
-      points += conditions[k]!.points;
-      group.push(conditions[k++]!);
+    while (k < sets.length && group.length < MAX_CONDITIONS && (group.length === 0 || points + (sets[k]!.stamps?.length ?? 0) <= MAX_POINTS)) {
+      points += sets[k]!.stamps?.length ?? 0;
+      group.push(sets[k++]!);
     }
     const where = (ts: string) =>
       group.length === 1
-        ? group[0]!.sql(ts)
-        : `register_id IN (${symbols([...new Set(group.flatMap((c) => c.registers))])}) AND ${ts} >= ${micros(Math.min(...group.map((c) => c.first)))} AND ${ts} <= ${micros(Math.max(...group.map((c) => c.last)))} AND (${group.map((c) => `(${c.sql(ts)})`).join(' OR ')})`;
+        ? condition(group[0]!, ts)
+        : `register_id IN (${symbols([...new Set(group.flatMap((c) => c.registers))])}) AND ${ts} >= ${micros(Math.min(...group.map((c) => c.first)))} AND ${ts} <= ${micros(Math.max(...group.map((c) => c.last)))} AND (${group.map((c) => `(${condition(c, ts)})`).join(' OR ')})`;
     statements.push({
       copy: `INSERT INTO ${versionsTableOf(table)} SELECT * FROM (
          SELECT register_id, ts AS reading_ts, value, resolution, updated_at AS recorded_at, cast(${superseded} AS timestamp) AS superseded_at
