@@ -163,15 +163,28 @@ describe.skipIf(!httpUrl || !pgUrl)('reading versions on QuestDB (set QUESTDB_HT
       // Without asOf: the current versions.
       expect(plain((await store.readSeries({ registerIds: [id], start, end }))[0]!)).toEqual(model.at(id, Infinity));
 
+      // Posted again unchanged: no new version, the same updatedAt (a mixed batch: one changed).
+      const before = plain((await store.readSeries({ registerIds: [id], start, end }))[0]!);
+      await store.write({ rows: rows([{ registerId: id, readings: [[start, 0], [start + Q, 7], [start + 9 * Q, 5]] }]) });
+      const changedAt = await recordedAt(store, id, start + Q);
+      model.write(id, [[start + Q, 7]], changedAt);
+      const after = plain((await store.readSeries({ registerIds: [id], start, end }))[0]!);
+      expect(after).toEqual(before.map((r) => (r.t === start + Q ? { ...r, v: 7, u: changedAt } : r)));
+      // All of it unchanged: nothing written at all.
+      await store.write({ rows: rows([{ registerId: id, readings: [[start, 0], [start + Q, 7]] }]) });
+      expect(plain((await store.readSeries({ registerIds: [id], start, end }))[0]!)).toEqual(after);
+      instants.push(changedAt);
+
       const versions = await store.versions({ registerIds: [id], start, end }, 100);
       expect([...versions.keys()]).toEqual([id]);
       expect(versions.get(id)).toEqual(model.versions(id));
       expect(versions.get(id)!.filter((v) => v.timestamp === start + 3 * Q).map((v) => v.value)).toEqual([3 / 8, 10.75, 20]);
-      // The limit counts every version listed (7 here).
-      await expect(store.versions({ registerIds: [id], start, end }, 6)).rejects.toThrow('more than 6 points');
+      // The limit counts every version listed (9 here).
+      await expect(store.versions({ registerIds: [id], start, end }, 8)).rejects.toThrow('more than 8 points');
       expect((await store.versions({ registerIds: [id], start: start + 4 * Q, end }, 100)).get(id)!.map((v) => v.timestamp)).toEqual([start + 4 * Q, start + 4 * Q]);
       // changedSince sees the last correction only after the instant before it.
-      expect(await store.changedSince([{ registerIds: [id], start, end, since: instants[3]! - 1 }, { registerIds: [id], start, end, since: instants[3]! }])).toEqual([true, false]);
+      expect(await store.changedSince([{ registerIds: [id], start, end, since: changedAt - 1 }, { registerIds: [id], start, end, since: changedAt }])).toEqual([true, false]);
+      for (const asOf of [changedAt - 1, changedAt]) await expectAsOf(store, model, [id], start, end, asOf);
     } finally {
       await store.close();
     }

@@ -203,10 +203,12 @@ export const entryKey = (id: number) => id % 2 ** 31;
 export interface Completion {
   /** Sends the rows and waits until QuestDB has applied them. */
   send(batch: PendingBatch): Promise<void>;
-  /** Copies the stored values the batch replaces into the versions table, superseded at the
-   * batch's recordedAt (store.ts); run before any of the batch is sent. `again`: a replay, which
-   * may find some of the copy made already (its writer died before the journal noted it). */
-  keepVersions(batch: Pick<PendingBatch, 'rows' | 'updatedAtMs'>, again: boolean): Promise<void>;
+  /** Compares the batch with the stored readings and, if `copy`, copies the stored values it
+   * changes into the versions table, superseded at the batch's recordedAt (store.ts); run before
+   * any of the batch is sent. `again`: a replay, which may find some of the copy made already
+   * (its writer died before the journal noted it). Returns the rows to send: those that are new
+   * or change a stored reading (undefined: all of them). */
+  keepVersions(batch: Pick<PendingBatch, 'rows' | 'updatedAtMs'>, options: { copy: boolean; again: boolean }): Promise<ReadingRows | undefined>;
   gate: PartitionGate;
 }
 
@@ -217,8 +219,9 @@ export interface JournalEntry {
   /** The batch's recordedAt (UTC ms): the updated_at of its rows. */
   recordedAtMs: number;
   /** Settles once the batch may be sent: its parts committed, every older overlapping batch
-   * complete, its months entered (no purge rewriting them) and the values it replaces kept. */
-  ready: Promise<void>;
+   * complete, its months entered (no purge rewriting them) and the values it replaces kept; with
+   * the rows to send (undefined: all; readings posted again unchanged are left out). */
+  ready: Promise<ReadingRows | undefined>;
   /** The batch is applied: the entry goes, the locks are released. */
   done(): Promise<void>;
   /** The batch failed: the entry stays for a replay, the locks are released (once `ready` has settled). */
@@ -303,7 +306,7 @@ export class BatchJournal {
         await copyIn(client, PARTS_COPY, partRows(id, packed, parts), PART_BYTES);
         await this.settleOlder(client, id, rows, completion);
         await completion.gate.enter(client, rows, recordedAtMs);
-        await this.keepVersions(client, { id, rows, updatedAtMs: recordedAtMs, versionsKept: false }, completion, false);
+        return await this.keepVersions(client, { id, rows, updatedAtMs: recordedAtMs, versionsKept: false }, completion, false);
       } catch (err) {
         await end(true);
         throw err;
@@ -334,11 +337,12 @@ export class BatchJournal {
 
   /** Copies the values the batch replaces into the versions table, once: the entry records that
    * it did before any of the batch is sent, so a replay never takes the batch's own rows (sent
-   * in part before a crash) for replaced ones. */
-  private async keepVersions(client: PoolClient, batch: PendingBatch, completion: Completion, again: boolean): Promise<void> {
-    if (batch.versionsKept) return;
-    await completion.keepVersions(batch, again);
-    await client.query('UPDATE timeseries_pending_batches SET versions_kept = true WHERE id = $1', [batch.id]);
+   * in part before a crash) for replaced ones. Every time (a replay too), the rows to send: a
+   * replay leaves out those stored already, unchanged or sent before the crash. */
+  private async keepVersions(client: PoolClient, batch: PendingBatch, completion: Completion, again: boolean): Promise<ReadingRows | undefined> {
+    const send = await completion.keepVersions(batch, { copy: !batch.versionsKept, again });
+    if (!batch.versionsKept) await client.query('UPDATE timeseries_pending_batches SET versions_kept = true WHERE id = $1', [batch.id]);
+    return send;
   }
 
   /** Completes, in journal order, the older entries overlapping `rows`: waits for the lock of
@@ -367,8 +371,8 @@ export class BatchJournal {
     await this.settleOlder(client, batch.id, batch.rows, completion);
     const keys = await completion.gate.enter(client, batch.rows, batch.updatedAtMs);
     try {
-      await this.keepVersions(client, batch, completion, true);
-      await completion.send(batch);
+      const send = await this.keepVersions(client, batch, completion, true);
+      if (!send || send.timestamps.length > 0) await completion.send({ ...batch, rows: send ?? batch.rows });
       await client.query('DELETE FROM timeseries_pending_batches WHERE id = $1', [batch.id]);
     } finally {
       await completion.gate.leave(client, keys);

@@ -31,7 +31,7 @@ import { ilpBound, type IlpChunk } from '../../../shared/readings/ilp.ts';
 import { bodyBytes, parseBodySliced, parsedRows, refused } from '../parseBody.ts';
 import { seriesJsonById } from '../readingJson.ts';
 import { TimeSeriesUnavailable, TooManyPoints, type BucketQuery, type ChangeQuery, type RangeQuery, type ReadingRows, type ReadingVersion, type ReadingsInput, type Series, type TimeSeriesStore, type WriteOutcome } from '../types.ts';
-import { copyStatements, createVersionsTable, dropExpiredVersions, versionsTableOf } from './versions.ts';
+import { CHANGED, SAME, copyStatements, createVersionsTable, dropExpiredVersions, rowStates, rowsWhere, storedStatements, versionsTableOf } from './versions.ts';
 import { SharedBuffers } from '../sharedBuffers.ts';
 import { IlpHttp } from './ilpHttp.ts';
 import { ilpProtocolVersion, type IlpProtocolSetting } from './ilpSender.ts';
@@ -98,6 +98,13 @@ export async function streamRows(pool: pg.Pool, text: string, values: unknown[],
     client.release(broken);
   }
   if (failure) throw failure.err;
+}
+
+/** The journal entry left rows of the batch out (posted again unchanged): these are to be sent. */
+class FewerRows extends Error {
+  constructor(readonly rows: ReadingRows) {
+    super('rows left out');
+  }
 }
 
 /** Columns of one register's answer, filled row by row straight into typed arrays (sized for
@@ -302,8 +309,8 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
       checkpoint: options.purgeCheckpoint,
     });
     this.completion = {
-      send: async (batch) => void (await this.send(batch.rows, batch.updatedAtMs, Promise.resolve())),
-      keepVersions: (batch, again) => this.keepVersions(batch.rows, batch.updatedAtMs, again),
+      send: async (batch) => void (await this.send(batch.rows, batch.updatedAtMs, Promise.resolve(undefined))),
+      keepVersions: (batch, options) => this.keepVersions(batch.rows, batch.updatedAtMs, options),
       gate: new PartitionGate(table, this.versionsTable, (client) => this.purger.finishInterrupted(client)),
     };
     // Run by src/app.ts with the platform's periodic jobs (src/jobs/periodicJob.ts).
@@ -383,31 +390,62 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
     return { ok: true, readings };
   }
 
-  /** Copies the stored rows `rows` replace into the versions table, superseded at `recordedAtMs`
-   * (versions.ts), inside QuestDB; nothing of a fresh batch's span is found, which costs one
-   * index lookup. `again` (a replay): a statement whose rows are there already is not run again
-   * (each is one QuestDB transaction: all of its rows are there, or none). */
-  private async keepVersions(rows: ReadingRows, recordedAtMs: number, again: boolean): Promise<void> {
+  /** Compares `rows` with the stored readings (one query per key group: versions.ts), and copies
+   * the stored rows they change into the versions table, superseded at `recordedAtMs`, inside
+   * QuestDB. A fresh batch's keys hold nothing: one index lookup per register, nothing copied.
+   * Returns the rows to send: a reading posted again unchanged keeps its version and updatedAt,
+   * so it is left out (undefined: none is). `again` (a replay): QuestDB's WAL is applied first,
+   * and a copy statement whose rows are there already is not run again (each is one QuestDB
+   * transaction: all of its rows are there, or none). */
+  private async keepVersions(rows: ReadingRows, recordedAtMs: number, { copy, again }: { copy: boolean; again: boolean }): Promise<ReadingRows | undefined> {
     const t0 = performance.now();
-    const statements = copyStatements(rows, this.table, recordedAtMs);
     if (again) await this.waitApplied();
-    for (const { copy, done } of statements) {
-      if (again && Number((await this.select(done, []))[0]![0]) > 0) continue;
-      await this.pool.query(copy);
+    const { states, stored } = rowStates(rows);
+    for (const sql of storedStatements(rows, this.table)) {
+      await streamRows(this.pool, sql, [], (row) => stored(rawLong(row, 0), rawLong(row, 1) / 1000, rawNumber(row, 2), rawLong(row, 3)));
+    }
+    let changed = 0;
+    let same = 0;
+    for (let i = 0; i < states.length; i += 1) {
+      if (states[i] === CHANGED) changed += 1;
+      else if (states[i] === SAME) same += 1;
+    }
+    if (copy && changed > 0) {
+      const replaced = changed === states.length ? rows : rowsWhere(rows, states, (state) => state === CHANGED);
+      for (const statement of copyStatements(replaced, this.table, recordedAtMs)) {
+        if (again && Number((await this.select(statement.done, []))[0]![0]) > 0) continue;
+        await this.pool.query(statement.copy);
+      }
     }
     this.copyMs.set(rows, performance.now() - t0);
+    return same === 0 ? undefined : rowsWhere(rows, states, (state) => state !== SAME);
   }
   /** How long each batch's copy took (the debug line of its write). */
   private readonly copyMs = new WeakMap<ReadingRows, number>();
 
   /** Encodes the chunks in the workers and sends them, `connections` at a time, then waits until
-   * QuestDB has applied them. */
-  private async send(rows: ReadingRows, updatedAtMs: number, journaled: Promise<unknown>): Promise<{ journalMs: number; firstSentMs: number; sendMs: number; applyMs: number }> {
+   * QuestDB has applied them. The chunks are encoded while the journal entry gets ready; none is
+   * sent before it is, and if it leaves some rows out (readings posted again unchanged) the rest
+   * is planned and encoded again. */
+  private async send(rows: ReadingRows, updatedAtMs: number, ready: Promise<ReadingRows | undefined>): Promise<{ journalMs: number; firstSentMs: number; sendMs: number; applyMs: number }> {
     const t0 = performance.now();
     let journalMs = 0;
-    let firstSentMs = 0;
-    const recorded = journaled.then(() => (journalMs = performance.now() - t0));
+    const recorded = ready.then((fewer) => {
+      journalMs = performance.now() - t0;
+      if (fewer) throw new FewerRows(fewer);
+    });
     recorded.catch(() => undefined);
+    try {
+      return { journalMs, ...(await this.sendChunks(rows, updatedAtMs, recorded, t0)) };
+    } catch (err) {
+      if (!(err instanceof FewerRows)) throw err;
+      if (err.rows.timestamps.length === 0) return { journalMs, firstSentMs: 0, sendMs: performance.now() - t0, applyMs: 0 };
+      return { journalMs, ...(await this.sendChunks(err.rows, updatedAtMs, Promise.resolve(), t0)) };
+    }
+  }
+
+  private async sendChunks(rows: ReadingRows, updatedAtMs: number, recorded: Promise<void>, t0: number): Promise<{ firstSentMs: number; sendMs: number; applyMs: number }> {
+    let firstSentMs = 0;
     const plans = planChunks(rows, this.chunkRows);
     const count = plans.length;
     let next = 0;
@@ -439,7 +477,7 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
     for (const l of lanes) if (l.status === 'rejected') throw l.reason;
     const t1 = performance.now();
     await this.waitApplied();
-    return { journalMs, firstSentMs, sendMs: t1 - t0, applyMs: performance.now() - t1 };
+    return { firstSentMs, sendMs: t1 - t0, applyMs: performance.now() - t1 };
   }
 
   /** Read-your-writes: QuestDB applies WAL transactions asynchronously. Waits until the writers

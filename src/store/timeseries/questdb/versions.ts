@@ -91,6 +91,88 @@ function condition(set: KeySet, ts: string): string {
   return `register_id IN (${symbols(set.registers)}) AND ${ts} >= ${micros(set.first)} AND ${ts} <= ${micros(set.last)} AND (cast(${ts} AS long) - ${micros(set.first)}) % ${micros(set.step!)} = 0`;
 }
 
+/** Groups of key sets, each one statement's (at most MAX_CONDITIONS sets, MAX_POINTS listed
+ * times), as its condition on a table whose reading time is `ts`. */
+function groupedConditions(rows: ReadingRows): ((ts: string) => string)[] {
+  const sets = keySets(rows);
+  const out: ((ts: string) => string)[] = [];
+  for (let k = 0; k < sets.length; ) {
+    const group: KeySet[] = [];
+    let points = 0;
+    while (k < sets.length && group.length < MAX_CONDITIONS && (group.length === 0 || points + (sets[k]!.stamps?.length ?? 0) <= MAX_POINTS)) {
+      points += sets[k]!.stamps?.length ?? 0;
+      group.push(sets[k++]!);
+    }
+    out.push((ts) =>
+      group.length === 1
+        ? condition(group[0]!, ts)
+        : `register_id IN (${symbols([...new Set(group.flatMap((c) => c.registers))])}) AND ${ts} >= ${micros(Math.min(...group.map((c) => c.first)))} AND ${ts} <= ${micros(Math.max(...group.map((c) => c.last)))} AND (${group.map((c) => `(${condition(c, ts)})`).join(' OR ')})`,
+    );
+  }
+  return out;
+}
+
+/** The queries reading the stored rows of a batch's keys: register_id, ts (µs), value, resolution. */
+export function storedStatements(rows: ReadingRows, table: string): string[] {
+  return groupedConditions(rows).map((where) => `SELECT register_id, cast(ts AS long), value, resolution FROM ${table} WHERE ${where('ts')}`);
+}
+
+/** What each row of a batch does to the stored readings: NEW (none stored), SAME (stored with
+ * the same value and resolution: posted again unchanged, it keeps its version and updatedAt) or
+ * CHANGED (a new version). */
+export const NEW = 0;
+export const SAME = 1;
+export const CHANGED = 2;
+
+/** Row states of a batch, filled from the stored rows of its keys (store(): each stored row). */
+export function rowStates(rows: ReadingRows): { states: Uint8Array; stored(registerId: number, ms: number, value: number, resolution: number): void } {
+  const states = new Uint8Array(rows.timestamps.length);
+  const seriesOf = new Map<number, number[]>();
+  for (let s = 0; s + 1 < rows.offsets.length; s += 1) {
+    const id = Number(rows.registerIds[s]);
+    (seriesOf.get(id) ?? seriesOf.set(id, []).get(id)!).push(s);
+  }
+  return {
+    states,
+    stored(registerId, ms, value, resolution) {
+      for (const s of seriesOf.get(registerId) ?? []) {
+        // Binary search of the series' timestamps (sorted).
+        let lo = rows.offsets[s]!;
+        let hi = rows.offsets[s + 1]! - 1;
+        while (lo <= hi) {
+          const mid = (lo + hi) >>> 1;
+          const t = rows.timestamps[mid]!;
+          if (t < ms) lo = mid + 1;
+          else if (t > ms) hi = mid - 1;
+          else {
+            states[mid] = Object.is(rows.values[mid], value) && rows.resolutions[mid] === resolution ? SAME : CHANGED;
+            return;
+          }
+        }
+      }
+    },
+  };
+}
+
+/** The rows of a batch whose state is among `keep`, as a batch of their own (empty series kept). */
+export function rowsWhere(rows: ReadingRows, states: Uint8Array, keep: (state: number) => boolean): ReadingRows {
+  let n = 0;
+  for (let i = 0; i < states.length; i += 1) if (keep(states[i]!)) n += 1;
+  const out: ReadingRows = { registerIds: rows.registerIds, offsets: new Int32Array(rows.offsets.length), timestamps: new Float64Array(n), values: new Float64Array(n), resolutions: new Int32Array(n) };
+  let at = 0;
+  for (let s = 0; s + 1 < rows.offsets.length; s += 1) {
+    for (let i = rows.offsets[s]!; i < rows.offsets[s + 1]!; i += 1) {
+      if (!keep(states[i]!)) continue;
+      out.timestamps[at] = rows.timestamps[i]!;
+      out.values[at] = rows.values[i]!;
+      out.resolutions[at] = rows.resolutions[i]!;
+      at += 1;
+    }
+    out.offsets[s + 1] = at;
+  }
+  return out;
+}
+
 /** One statement copying replaced rows, and the query that tells whether it ran already. */
 export interface CopyStatement {
   copy: string;
@@ -107,28 +189,13 @@ export interface CopyStatement {
  * inserts nothing).
  */
 export function copyStatements(rows: ReadingRows, table: string, recordedAtMs: number): CopyStatement[] {
-  const sets = keySets(rows);
-  const statements: CopyStatement[] = [];
   const superseded = micros(recordedAtMs);
-  for (let k = 0; k < sets.length; ) {
-    const group: KeySet[] = [];
-    let points = 0;
-    while (k < sets.length && group.length < MAX_CONDITIONS && (group.length === 0 || points + (sets[k]!.stamps?.length ?? 0) <= MAX_POINTS)) {
-      points += sets[k]!.stamps?.length ?? 0;
-      group.push(sets[k++]!);
-    }
-    const where = (ts: string) =>
-      group.length === 1
-        ? condition(group[0]!, ts)
-        : `register_id IN (${symbols([...new Set(group.flatMap((c) => c.registers))])}) AND ${ts} >= ${micros(Math.min(...group.map((c) => c.first)))} AND ${ts} <= ${micros(Math.max(...group.map((c) => c.last)))} AND (${group.map((c) => `(${condition(c, ts)})`).join(' OR ')})`;
-    statements.push({
-      copy: `INSERT INTO ${versionsTableOf(table)} SELECT * FROM (
+  return groupedConditions(rows).map((where) => ({
+    copy: `INSERT INTO ${versionsTableOf(table)} SELECT * FROM (
          SELECT register_id, ts AS reading_ts, value, resolution, updated_at AS recorded_at, cast(${superseded} AS timestamp) AS superseded_at
          FROM ${table} WHERE ${where('ts')}) timestamp(superseded_at)`,
-      done: `SELECT count() FROM ${versionsTableOf(table)} WHERE superseded_at = ${superseded} AND ${where('reading_ts')}`,
-    });
-  }
-  return statements;
+    done: `SELECT count() FROM ${versionsTableOf(table)} WHERE superseded_at = ${superseded} AND ${where('reading_ts')}`,
+  }));
 }
 
 export interface RetentionDeps {
