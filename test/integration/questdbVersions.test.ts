@@ -122,7 +122,7 @@ async function expectAsOf(store: TimeSeriesStore, model: Model, registerIds: num
 }
 
 describe.skipIf(!httpUrl || !pgUrl)('reading versions on QuestDB (set QUESTDB_HTTP_URL and QUESTDB_PG_URL to run; no QuestDB server here)', () => {
-  async function open(options: { versionsRetentionMs?: number; table?: string } = {}) {
+  async function open(options: { versionsRetention?: { cutoff(now: number): number }; table?: string } = {}) {
     const { QuestDbTimeSeriesStore } = await import('../../src/store/timeseries/questdb/store.ts');
     const pool = await database();
     const store = await QuestDbTimeSeriesStore.connect({ httpUrl: httpUrl!, pgUrl: pgUrl!, table, purgeIntervalMs: 0, purgeAfterMs: 0, ...options }, { pool, workers, log });
@@ -353,7 +353,7 @@ describe.skipIf(!httpUrl || !pgUrl)('reading versions on QuestDB (set QUESTDB_HT
     // Its own table: the retention drops months of the whole table.
     const own = `${table}_retention`;
     extraTables.push(own);
-    const { store } = await open({ versionsRetentionMs: retention, table: own });
+    const { store } = await open({ versionsRetention: { cutoff: (now) => now - retention }, table: own });
     try {
       const id = 501;
       const start = Date.UTC(2032, 7, 1);

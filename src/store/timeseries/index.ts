@@ -22,8 +22,8 @@ export interface TimeSeriesConfig {
   questdbWriteConnections?: number;
   /** QUESTDB_PURGE_INTERVAL_MS: how often deleted registers' rows are purged (0: never). */
   questdbPurgeIntervalMs?: number;
-  /** READING_VERSIONS_RETENTION in ms: how long superseded reading versions are kept (undefined: forever). */
-  versionsRetentionMs?: number;
+  /** READING_VERSIONS_RETENTION: how long superseded reading versions are kept (default forever). */
+  versionsRetention?: { text: string; cutoff(now: number): number };
   /** How many parts a large PostgreSQL read is fetched in (QUERY_PARTS). */
   queryParts?: number;
 }
@@ -60,7 +60,7 @@ export async function createTimeSeriesStore(config: TimeSeriesConfig, deps: Time
         table: config.questdbTable,
         connections: config.questdbWriteConnections,
         purgeIntervalMs: config.questdbPurgeIntervalMs,
-        versionsRetentionMs: config.versionsRetentionMs,
+        versionsRetention: config.versionsRetention,
       },
       deps,
     );

@@ -31,7 +31,7 @@ import { ilpBound, type IlpChunk } from '../../../shared/readings/ilp.ts';
 import { bodyBytes, parseBodySliced, parsedRows, refused } from '../parseBody.ts';
 import { seriesJsonById } from '../readingJson.ts';
 import { TimeSeriesUnavailable, TooManyPoints, type BucketQuery, type ChangeQuery, type RangeQuery, type ReadingRows, type ReadingVersion, type ReadingsInput, type Series, type TimeSeriesStore, type WriteOutcome } from '../types.ts';
-import { CHANGED, SAME, copyStatements, createVersionsTable, dropExpiredVersions, rowStates, rowsWhere, storedStatements, versionsTableOf } from './versions.ts';
+import { CHANGED, SAME, copyStatements, createVersionsTable, dropExpiredVersions, rowStates, rowsWhere, storedStatements, versionsTableOf, type VersionsRetention } from './versions.ts';
 import { SharedBuffers } from '../sharedBuffers.ts';
 import { IlpHttp } from './ilpHttp.ts';
 import { ilpProtocolVersion, type IlpProtocolSetting } from './ilpSender.ts';
@@ -237,8 +237,9 @@ export interface QuestDbOptions {
   purgeAfterMs?: number;
   /** Tests: a throw at a purge step stands for a crash there. */
   purgeCheckpoint?: PurgeDeps['checkpoint'];
-  /** READING_VERSIONS_RETENTION in ms: superseded versions older than this are dropped (undefined: kept forever). */
-  versionsRetentionMs?: number;
+  /** READING_VERSIONS_RETENTION: versions superseded before `cutoff(now)` may go (undefined, or a
+   * cutoff of -Infinity: kept forever). */
+  versionsRetention?: VersionsRetention;
 }
 
 export interface QuestDbDeps {
@@ -317,11 +318,11 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
     this.periodicWork = [{ name: 'questdb-replay', intervalMs: REPLAY_INTERVAL_MS, step: () => this.replayPending() }];
     const purgeMs = options.purgeIntervalMs ?? 60_000;
     if (purgeMs > 0) this.periodicWork.push({ name: 'questdb-purge', intervalMs: purgeMs, step: () => this.purge() });
-    this.retentionMs = options.versionsRetentionMs;
-    if (this.retentionMs !== undefined) this.periodicWork.push({ name: 'questdb-versions-retention', intervalMs: RETENTION_INTERVAL_MS, step: () => this.dropExpiredVersions() });
+    this.retention = options.versionsRetention;
+    if (this.retention && Number.isFinite(this.retention.cutoff(Date.now()))) this.periodicWork.push({ name: 'questdb-versions-retention', intervalMs: RETENTION_INTERVAL_MS, step: () => this.dropExpiredVersions() });
   }
   private readonly versionsTable: string;
-  private readonly retentionMs: number | undefined;
+  private readonly retention: VersionsRetention | undefined;
   private readonly workers: WorkerPool;
   private readonly log: Logger;
   /** The platform's PostgreSQL. */
@@ -519,8 +520,8 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
 
   /** One retention step (versions.ts): months of superseded versions past the retention dropped. */
   dropExpiredVersions(now = Date.now()): Promise<number> {
-    if (this.retentionMs === undefined) return Promise.resolve(0);
-    return dropExpiredVersions({ pool: this.platform, table: this.table, retentionMs: this.retentionMs, questdb: (sql) => this.select(sql, []), applied: () => this.waitApplied(), log: this.log, now: () => now });
+    if (!this.retention) return Promise.resolve(0);
+    return dropExpiredVersions({ pool: this.platform, table: this.table, cutoff: this.retention.cutoff(now), questdb: (sql) => this.select(sql, []), applied: () => this.waitApplied(), log: this.log });
   }
 
   /** A read over the PostgreSQL wire, rows as arrays (measured: parsing row objects with Date

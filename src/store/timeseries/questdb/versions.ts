@@ -198,26 +198,32 @@ export function copyStatements(rows: ReadingRows, table: string, recordedAtMs: n
   }));
 }
 
+/** READING_VERSIONS_RETENTION as the platform reads it: versions superseded before `cutoff(now)`
+ * (UTC ms; -Infinity: kept forever) may go. */
+export interface VersionsRetention {
+  cutoff(now: number): number;
+}
+
 export interface RetentionDeps {
   pool: Pool;
   table: string;
-  /** READING_VERSIONS_RETENTION in ms: superseded versions older than this may go. */
-  retentionMs: number;
+  /** Versions superseded before this instant (UTC ms) may go. */
+  cutoff: number;
   questdb: (sql: string) => Promise<unknown[][]>;
   /** Waits until QuestDB has applied every transaction of the store's tables. */
   applied: () => Promise<void>;
   log: Logger;
-  now?: () => number;
 }
 
 /**
- * One retention step: drops the versions table's months that lie wholly before now −
- * retention (a version is kept until the month it was superseded in is past the limit: up to a
- * month longer). Runs under the purger's lock, so it never drops a month a purge is rewriting.
- * Returns the months dropped.
+ * One retention step: drops the versions table's months that lie wholly before the cutoff (a
+ * version is kept until the month it was superseded in is past the limit: up to a month longer).
+ * Runs under the purger's lock, so it never drops a month a purge is rewriting. Returns the
+ * months dropped.
  */
 export async function dropExpiredVersions(deps: RetentionDeps): Promise<number> {
-  const cutoff = monthOf((deps.now ?? Date.now)() - deps.retentionMs);
+  if (!Number.isFinite(deps.cutoff)) return 0;
+  const cutoff = monthOf(deps.cutoff);
   const client = await deps.pool.connect();
   let broken = false;
   try {
