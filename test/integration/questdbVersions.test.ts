@@ -368,7 +368,7 @@ describe.skipIf(!httpUrl || !pgUrl)('reading versions on QuestDB (set QUESTDB_HT
       expect(await store.dropExpiredVersions(Date.UTC(2032, 9, 14))).toBe(0);
       expect(await store.dropExpiredVersions(Date.UTC(2032, 10, 14))).toBe(1);
       expect(await values()).toEqual([2, 3]);
-      expect(store.periodicWork.map((w) => w.name)).toContain('questdb-versions-retention');
+      expect(store.periodicWork.map((w) => w.name)).toContain('reading-versions-purge');
     } finally {
       await store.close();
     }

@@ -22,8 +22,6 @@ export interface TimeSeriesConfig {
   questdbWriteConnections?: number;
   /** QUESTDB_PURGE_INTERVAL_MS: how often deleted registers' rows are purged (0: never). */
   questdbPurgeIntervalMs?: number;
-  /** READING_VERSIONS_RETENTION: how long superseded reading versions are kept (default forever). */
-  versionsRetention?: { text: string; cutoff(now: number): number };
   /** How many parts a large PostgreSQL read is fetched in (QUERY_PARTS). */
   queryParts?: number;
 }
@@ -60,7 +58,6 @@ export async function createTimeSeriesStore(config: TimeSeriesConfig, deps: Time
         table: config.questdbTable,
         connections: config.questdbWriteConnections,
         purgeIntervalMs: config.questdbPurgeIntervalMs,
-        versionsRetention: config.versionsRetention,
       },
       deps,
     );

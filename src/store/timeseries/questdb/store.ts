@@ -319,7 +319,7 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
     const purgeMs = options.purgeIntervalMs ?? 60_000;
     if (purgeMs > 0) this.periodicWork.push({ name: 'questdb-purge', intervalMs: purgeMs, step: () => this.purge() });
     this.retention = options.versionsRetention;
-    if (this.retention && Number.isFinite(this.retention.cutoff(Date.now()))) this.periodicWork.push({ name: 'questdb-versions-retention', intervalMs: RETENTION_INTERVAL_MS, step: () => this.dropExpiredVersions() });
+    if (this.retention && Number.isFinite(this.retention.cutoff(Date.now()))) this.periodicWork.push({ name: 'reading-versions-purge', intervalMs: RETENTION_INTERVAL_MS, step: () => this.dropExpiredVersions() });
   }
   private readonly versionsTable: string;
   private readonly retention: VersionsRetention | undefined;
