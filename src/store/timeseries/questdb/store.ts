@@ -436,13 +436,14 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
       if (fewer) throw new FewerRows(fewer);
     });
     recorded.catch(() => undefined);
+    let sent: { firstSentMs: number; sendMs: number; applyMs: number };
     try {
-      return { journalMs, ...(await this.sendChunks(rows, updatedAtMs, recorded, t0)) };
+      sent = await this.sendChunks(rows, updatedAtMs, recorded, t0);
     } catch (err) {
       if (!(err instanceof FewerRows)) throw err;
-      if (err.rows.timestamps.length === 0) return { journalMs, firstSentMs: 0, sendMs: performance.now() - t0, applyMs: 0 };
-      return { journalMs, ...(await this.sendChunks(err.rows, updatedAtMs, Promise.resolve(), t0)) };
+      sent = err.rows.timestamps.length === 0 ? { firstSentMs: 0, sendMs: performance.now() - t0, applyMs: 0 } : await this.sendChunks(err.rows, updatedAtMs, Promise.resolve(), t0);
     }
+    return { journalMs, ...sent };
   }
 
   private async sendChunks(rows: ReadingRows, updatedAtMs: number, recorded: Promise<void>, t0: number): Promise<{ firstSentMs: number; sendMs: number; applyMs: number }> {
