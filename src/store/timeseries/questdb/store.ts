@@ -382,7 +382,7 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
     try {
       const sent = await this.send(rows, entry.recordedAtMs, entry.ready);
       await entry.done();
-      this.log.debug({ readings, parseMs, resolveMs: t1 - t0 - parseMs, versionsMs: this.copyMs.get(rows), ...sent, totalMs: performance.now() - t0 }, 'QuestDB batch written');
+      this.log.debug({ readings, parseMs, resolveMs: t1 - t0 - parseMs, ...this.copyMs.get(rows), ...sent, totalMs: performance.now() - t0 }, 'QuestDB batch written');
     } catch (err) {
       // A batch that failed stays journaled, an orphan: the periodic replay completes it.
       await entry.abandon();
@@ -405,6 +405,7 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
     for (const sql of storedStatements(rows, this.table)) {
       await streamRows(this.pool, sql, [], (row) => stored(rawLong(row, 0), rawLong(row, 1) / 1000, rawNumber(row, 2), rawLong(row, 3)));
     }
+    const compared = performance.now();
     let changed = 0;
     let same = 0;
     for (let i = 0; i < states.length; i += 1) {
@@ -418,11 +419,11 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
         await this.pool.query(statement.copy);
       }
     }
-    this.copyMs.set(rows, performance.now() - t0);
+    this.copyMs.set(rows, { compareMs: compared - t0, copyMs: performance.now() - compared });
     return same === 0 ? undefined : rowsWhere(rows, states, (state) => state !== SAME);
   }
-  /** How long each batch's copy took (the debug line of its write). */
-  private readonly copyMs = new WeakMap<ReadingRows, number>();
+  /** How long each batch's comparison and copy took (the debug line of its write). */
+  private readonly copyMs = new WeakMap<ReadingRows, { compareMs: number; copyMs: number }>();
 
   /** Encodes the chunks in the workers and sends them, `connections` at a time, then waits until
    * QuestDB has applied them. The chunks are encoded while the journal entry gets ready; none is
