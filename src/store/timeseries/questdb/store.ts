@@ -63,7 +63,7 @@ const INT8_AS_NUMBER = { getTypeParser: (oid: number, format?: string) => (oid =
 /** Runs a read and hands each row to `onRow` as it arrives, as the bytes QuestDB sent
  * (rawRows.ts), instead of letting node-postgres decode every field and keep every row as an
  * array until the result ends. Hand-written hot path, measured (docs/benchmarks-meter.md,
- * QuestDB, sixth and seventh sessions): the kept rows outlived V8's young generation, and
+ * QuestDB): the kept rows outlived V8's young generation, and
  * garbage collection was half of the Node CPU of a large read; 100 register-months of hourly
  * averages (74,400 rows) went from 166 to 65 ms of Node CPU, and lower again without the text.
  * An exception in `onRow` skips the remaining rows and is thrown once the result has ended. */
@@ -110,7 +110,7 @@ class FewerRows extends Error {
 /** Columns of one register's answer, filled row by row straight into typed arrays (sized for
  * the rows expected, doubled when more come): JavaScript arrays pushed row by row and copied
  * into typed arrays at the end were a third of the Node CPU of a bucket read
- * (docs/benchmarks-meter.md, QuestDB, seventh session). */
+ * (docs/benchmarks-meter.md, QuestDB). */
 class SeriesBuilder {
   constructor(
     readonly registerId: number,
