@@ -6,7 +6,7 @@ export default defineConfig({
     globalSetup: ['test/support/globalSetup.ts'],
     pool: 'forks',
     // Two files at once even on 2 vCPUs (vitest's default is CPUs − 1 = 1): most of a file's time
-    // is waiting on PostgreSQL, child processes and timers. Node 24 suite 455 → 348 s (README, "Tests").
+    // is waiting on PostgreSQL, child processes and timers. Node 24 suite 455 → 348 s (docs/tests.md).
     maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 120_000,

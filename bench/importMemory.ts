@@ -4,7 +4,7 @@
 // PostgreSQL itself, as on a machine where the app is down) and samples the importer's RSS every
 // second from /proc. The claim to check: RSS stays flat whatever the file size.
 //   npm run bench:import                      (IMPORT_BENCH_MB=1024 by default)
-//   IMPORT_BENCH_MB=5120 npm run bench:import (the 5 GB)
+//   IMPORT_BENCH_MB=5120 npm run bench:import (5 GB)
 //   IMPORT_BENCH_GZIP=1                       (import a .csv.gz of the same rows instead)
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';

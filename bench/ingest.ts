@@ -1,4 +1,4 @@
-// Ingest benchmark (issues 3, 12): 1,000 registers × 1,000 readings (1M readings of 15-minute data)
+// Ingest benchmark: 1,000 registers × 1,000 readings (1M readings of 15-minute data)
 // in one POST /api/readings over HTTP, readings/s from the first byte sent to the 204. In the
 // same run, into fresh month ranges each time:
 //   - PostgreSQL's own row COPY: the same 1M rows loaded by COPY (pg-copy-streams, from a file,

@@ -1,4 +1,4 @@
-// Ingest benchmark, QuestDB mode (BACKEND=questdb, issue 11): Flex running on QuestDB
+// Ingest benchmark, QuestDB mode (BACKEND=questdb): Flex running on QuestDB
 // (TIMESERIES_BACKEND=questdb) against QuestDB used directly, in the same run, on the same server:
 //   - Flex: one POST /api/readings of 1,000 registers × 1,000 readings (1M), timed from the first
 //     byte sent to the 204 — which Flex sends only once QuestDB has applied the batch, so the

@@ -1,4 +1,4 @@
-// Query benchmark (issues 3, 12): 100 registers × 1 year of 15-minute data (3.5M readings), loaded
+// Query benchmark: 100 registers × 1 year of 15-minute data (3.5M readings), loaded
 // as register-day blocks by COPY (this bench is about reads), then p50/p99 latency over HTTP of
 //   - GET /api/readings/average/hourly, one register-year          (8,760 points)
 //   - GET /api/readings/average/hourly, 100 registers × one month  (74,400 points)

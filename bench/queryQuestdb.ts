@@ -1,4 +1,4 @@
-// Query benchmark, QuestDB mode (BACKEND=questdb, issue 11): Flex running on QuestDB against the
+// Query benchmark, QuestDB mode (BACKEND=questdb): Flex running on QuestDB against the
 // same SAMPLE BY questions sent to QuestDB directly over HTTP (/exec), in the same run, requests
 // alternating one by one. 100 registers × 1 year of 15-minute data (3.5M readings) are loaded
 // into Flex's table and the peer's (same schema) by ILP, then:

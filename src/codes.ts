@@ -1,7 +1,7 @@
 // Every numeric code of the platform, in one module (DESIGN.md, Numeric codes). The interface
 // leaves their meanings open; these tables define them. Each table is a TS enum plus a
 // description per value, from which the request/response schemas (unknown codes → 400), the
-// OpenAPI document and the README tables are built.
+// OpenAPI document and the tables of docs/codes.md are built.
 
 import { BASELINE_ALGORITHMS as BASELINE_SPECS, BaselineAlgorithm } from './shared/virtual/baselineAlgorithms.ts';
 
@@ -291,12 +291,12 @@ export function codeSchema(table: CodeTable): Record<string, unknown> {
   };
 }
 
-/** Markdown table of a code table (README). */
+/** Markdown table of a code table (docs/codes.md). */
 export function codeTableMarkdown(table: CodeTable): string {
   return ['| code | meaning |', '|---|---|', ...Object.entries(table.values).map(([k, v]) => `| ${k} | ${v} |`)].join('\n');
 }
 
-/** Every code table, for the OpenAPI components and the README. */
+/** Every code table, for the OpenAPI components and docs/codes.md. */
 export const CODE_TABLES: CodeTable[] = [
   METER_TYPES,
   REGISTER_TYPES,

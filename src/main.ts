@@ -1,15 +1,23 @@
-// Process entry point: configuration, the app, start-up message, signals.
+// Process entry point: configuration, the app, start-up message, signals. `--demo` (npm run demo)
+// also seeds sample data on an empty DATA_DIR (src/cli/demo/).
 import { createApp } from './app.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createLogger } from './log.ts';
 
 async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const unknown = args.filter((a) => a !== '--demo');
+  if (unknown.length > 0) {
+    process.stderr.write(`Unknown argument ${unknown.join(' ')}; the only one is --demo (sample data, docs/demo.md).\n`);
+    process.exit(2);
+  }
+  const demo = args.includes('--demo') ? await import('./cli/demo/demo.ts') : undefined;
   let config: Config;
   try {
-    config = loadConfig();
+    config = loadConfig(demo ? demo.demoEnvironment(process.env) : process.env);
   } catch (err) {
     if (err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\nSee README.md, Configuration.\n`);
+      process.stderr.write(`${err.message}\nSee docs/configuration.md.\n`);
       process.exit(1);
     }
     throw err;
@@ -32,6 +40,15 @@ async function main(): Promise<void> {
       '',
     ].join('\n'),
   );
+  if (demo) {
+    try {
+      await demo.startDemo({ baseUrl, dataDir: config.dataDir, adminToken: config.adminToken, write: (text) => process.stdout.write(text) });
+    } catch (err) {
+      log.error({ err }, 'demo seeding failed');
+      await app.close();
+      process.exit(1);
+    }
+  }
 
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {

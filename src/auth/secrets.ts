@@ -12,7 +12,7 @@ const SCRYPT = { N: 16384, r: 8, p: 1, keylen: 32 };
 export const PAT_PREFIX = 'flex_pat_';
 /** What the authenticator takes for a personal access token (it routes tokens by the prefix);
  * also the rule for a configured ADMIN_TOKEN, so a token that could never authenticate is
- * refused at start instead of being installed (issue 9). */
+ * refused at start instead of being installed. */
 export const PAT_FORMAT = /^flex_pat_[A-Za-z0-9_-]{32,}$/;
 export const PAT_FORMAT_TEXT = 'flex_pat_ followed by at least 32 characters of A-Z, a-z, 0-9, _ or - (for example flex_pat_$(openssl rand -hex 32))';
 

@@ -6,8 +6,8 @@
 //
 // A body of KEPT_BODY_BYTES or more is read into shared memory kept from one request to the next
 // (SharedBuffers): writing a 66 MiB body into fresh memory took 470–500 ms on this platform's
-// machines (a page fault per 4 KiB), into kept memory 56–65 ms (docs/benchmarks-meter.md, QuestDB,
-// sixth session). Shared, so the readings workers read it in place, with no copy or transfer. The
+// machines (a page fault per 4 KiB), into kept memory 56–65 ms (docs/benchmarks.md,
+// QuestDB). Shared, so the readings workers read it in place, with no copy or transfer. The
 // front gives the memory back with release() once the request has been answered, when the
 // handler is done with its body (a handler must not keep the body past its answer).
 import { SharedBuffers } from '../store/timeseries/sharedBuffers.ts';

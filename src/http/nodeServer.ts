@@ -3,7 +3,11 @@
 // order; HEAD is GET without the body (Node leaves the body out of HEAD answers). Requests Node's
 // parser refuses (bad Content-Length, bare LF, a header without a colon, a missing Host, an
 // HTTP/2 preface, an unknown method, oversized headers or request line) get a status from
-// `clientError` and the connection closes.
+// `clientError` and the connection closes. A request carrying `Upgrade` (a WebSocket handshake,
+// `curl --http2`'s h2c) is served as an ordinary request and its connection then closes: llhttp
+// keeps the upgrade flag of that request, and Node reports a parse error only while the flag is
+// clear, so a malformed next request on the same connection would get no `clientError` and no
+// answer until the headers timeout (docs/architecture.md, "HTTP server").
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { BodyReader } from './body.ts';
@@ -139,6 +143,8 @@ export class NodeHttpServer implements HttpServer {
 
   private begin(res: ServerResponse, method: string, route: string, requestId: string): Exchange {
     const ex = this.core.begin(method, route, requestId);
+    // Served as an ordinary request, never kept alive (see the header comment).
+    if (res.req.headers.upgrade !== undefined) ex.closeAfter = true;
     res.once('close', () => {
       if (!ex.finished) this.core.abort(ex);
     });

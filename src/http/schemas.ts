@@ -29,7 +29,7 @@ export const pageQueryProperties = {
 } as const;
 
 /** Paged admin lists answer a bare array (the page) and the number of items matching the query
- * across all pages in this header (README "Paging"). */
+ * across all pages in this header (docs/endpoints.md, "Conventions"). */
 export const TOTAL_COUNT_HEADER = 'X-Total-Count';
 
 export const totalCountHeader = {

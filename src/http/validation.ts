@@ -49,7 +49,7 @@ export function parseUtcTimestamp(s: string): number | undefined {
 /** ISO 8601 durations as OpenADR 3.0.1 writes them (its `duration` pattern): whole numbers of
  * years, months, weeks or days (weeks and days not both), hours and minutes, a fraction only on
  * seconds, an optional leading minus. Slightly stricter than 3.0.1: a `T` must be followed by a
- * number (`P1DT` is refused). `PT1.5H`, `P1W2D`, `P0.5D` are refused (issue 9). */
+ * number (`P1DT` is refused). `PT1.5H`, `P1W2D`, `P0.5D` are refused. */
 export const ISO_DURATION = /^-?P(?=\d|T\d)(?:\d+Y)?(?:\d+M)?(?:\d+[DW])?(?:T(?=\d)(?:\d+H)?(?:\d+M)?(?:\d+(?:\.\d+)?S)?)?$/;
 
 export interface Validators {

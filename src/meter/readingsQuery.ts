@@ -73,7 +73,7 @@ function outOfRange(err: ValueOutOfRange): HttpError {
 /** Hourly averages (and other forced averages of whole-hour buckets, aligned to the UTC epoch)
  * ask the store nothing that depends on what the register check returns: they are asked at the
  * same time as the check, on another connection, instead of one round trip after it (measured:
- * 1.2–1.7 ms of a register-year's ~20 ms, docs/benchmarks-meter.md, sixth session). The answer
+ * 1.2–1.7 ms of a register-year's ~20 ms, docs/benchmarks.md). The answer
  * is used only once the check has passed, and only for the registers it found stored; when the
  * check refuses, it is dropped unread. Virtual registers have nothing in the store. */
 function averagesBeforeCheck(deps: QueryDeps, q: ReadingsQuery, registerIds: readonly number[]): Promise<Map<number, Buffer>> | undefined {

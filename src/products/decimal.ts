@@ -1,8 +1,8 @@
 // The one representation of every quantity and amount: an exact decimal (big.js). Values come in
 // as PostgreSQL numeric text or as JSON numbers, a number through its shortest round-trip text
 // (0.1 is one tenth, 1e-7 is 0.0000001), and are never truncated: a quantity of 0.1000001 is not
-// a multiple of a 0.1 step (issue 9: the scaled-integer helpers truncated at 6 decimals in one
-// place and rounded in another). Rounding happens only where a rule says so (stored figures,
+// a multiple of a 0.1 step (scaled integers would truncate at 6 decimals in one
+// place and round in another). Rounding happens only where a rule says so (stored figures,
 // percentages), always half away from zero. The properties are checked with fast-check in
 // test/unit/decimal.test.ts.
 import Big from 'big.js';

@@ -13,7 +13,7 @@
 //
 // Claiming one notification per subscription at a time cost a claim (~1.5 ms of PostgreSQL per
 // 100 active subscriptions, plus planning) per delivery; batches of 16 brought the fan-out
-// benchmark from ~1,000 to the figures in the README.
+// benchmark from ~1,000 to the figures in docs/benchmarks.md.
 import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';

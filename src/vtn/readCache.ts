@@ -2,7 +2,7 @@
 // serve a VEN fleet at the rates wanted on a small machine: on the 2-core benchmark VM one
 // `GET /events?programID&limit=50` from the database costs ~0.25 ms of Node CPU (mostly the
 // kernel side of the socket writes) and ~0.3–0.5 ms of PostgreSQL CPU, i.e. about 2,000 req/s;
-// served from here it is a map lookup (bench/vtnLoad.ts, README "Benchmarks").
+// served from here it is a map lookup (bench/vtnLoad.ts, docs/benchmarks.md).
 //
 // Correctness comes from versions, not from expiry. Each (organization, object group) has a
 // version; an entry is valid only while the versions it was read under are unchanged. A write
@@ -157,6 +157,13 @@ export class ReadCache {
       void pending.then((body) => this.store(key, stamp, body, now), () => undefined);
     }
     return pending;
+  }
+
+  /** The cached response for `key` if it is valid now, without reading (for synchronous callers). */
+  peek(organizationId: number, groups: readonly CacheGroup[], key: string): Buffer | undefined {
+    if (!this.live) return undefined;
+    const hit = this.entries.get(key);
+    return hit && hit.stamp === this.stamp(organizationId, groups) && hit.expires > Date.now() ? hit.body : undefined;
   }
 
   private store(key: string, stamp: string, body: Buffer | undefined, readAt: number): void {

@@ -76,7 +76,7 @@ export function createVtn(pool: Pool, log: Logger, config: Config, auth: VtnAuth
     return { uris: [uri ?? `mqtt://${host.includes(':') ? `[${host}]` : host}:${broker?.port ?? config.mqttPort}`] };
   };
   return {
-    routes: [...vtnRoutes(deps), ...v31Routes(deps, { basePath: config.vtn31BasePath, mqtt: mqttInfo }), ...notificationAdminRoutes(pool, dispatcher.kick)],
+    routes: [...vtnRoutes(deps), ...v31Routes(deps, { basePath: config.vtn31BasePath, mqtt: mqttInfo, publicBaseUrl: config.publicBaseUrl, trustProxy: config.trustProxy }), ...notificationAdminRoutes(pool, dispatcher.kick)],
     async start() {
       void cache.start();
       if (config.mqttEnabled) {

@@ -1,4 +1,4 @@
-// The whole market end to end, over HTTP only (issue 5, "Done when"): a zone with a grid
+// The whole market end to end, over HTTP only: a zone with a grid
 // operator and two providers; an availability order; two offers; clearing picks the cheaper;
 // a flexibility order activating the availability transaction; acceptance; readings and
 // reference readings; validation; the settlement specification of every party.

@@ -1,6 +1,6 @@
 // The served OpenAPI document passes Redocly's lint rules (the `recommended` ruleset that
-// `npx @redocly/cli lint` applies by default) with no errors, and keeps the promises of
-// issue 13: an oauth2 client-credentials scheme with its tokenUrl and a bearer scheme,
+// `npx @redocly/cli lint` applies by default) with no errors, and keeps its promises:
+// an oauth2 client-credentials scheme with its tokenUrl and a bearer scheme,
 // `security: []` on public routes, described tags grouped by area, servers, the code tables
 // referenced, a 4xx on every operation, and an example for every request body that the
 // server itself would accept.

@@ -8,7 +8,7 @@
 // a 5xx, the process keeps serving); docs/architecture.md ("HTTP server") has the comparison.
 import { request as httpRequest, Agent } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseResponses, rawExchange } from '../support/rawHttp.ts';
+import { parseResponses, rawConversation, rawExchange } from '../support/rawHttp.ts';
 import { startTestApp, type TestApp } from '../support/testApp.ts';
 
 let t: TestApp;
@@ -150,6 +150,31 @@ describe(`raw HTTP/1.1 (${process.env.HTTP_SERVER ?? 'node'} server)`, () => {
     ];
     const results = await Promise.all(cases.map(([, bytes]) => rawExchange(port, bytes)));
     cases.forEach(([name], i) => expectRefused(results[i]!, 400, name));
+    await stillServing();
+  });
+
+  it('any request with Upgrade, then a malformed one on the same connection: a status or a prompt close', async () => {
+    const upgrades = [
+      'GET /health HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n',
+      'GET /health HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n\r\n',
+      `POST /oauth/token HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: foo\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 0\r\n\r\n`,
+      'GET /no/such/route HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n\r\n',
+    ];
+    const malformed = [`GET /health?${'a'.repeat(100_000)} HTTP/1.1\r\nHost: x\r\n\r\n`, 'GET /health HTTP/1.1\r\nHost: x\r\nBad Header: 1\r\n\r\n', 'GET /health HTTP/1.1\r\nHost: x\r\nNoColonHere\r\n\r\n'];
+    for (const upgrade of upgrades) {
+      for (const bad of malformed) {
+        const [first, second] = await rawConversation(port, [upgrade, bad], uws ? 400 : 1500);
+        const name = `${upgrade.split('\r\n')[0]} + ${bad.slice(0, 30)}`;
+        expect([name, first?.status !== undefined && first.status < 500]).toEqual([name, true]);
+        if (uws) {
+          expect([name, (second?.status ?? 0) < 500]).toEqual([name, true]);
+          continue;
+        }
+        // node:http closes the connection after a request with Upgrade: the next one finds it closed.
+        expect([name, first?.headers?.['connection']]).toEqual([name, 'close']);
+        expect([name, second === undefined || (second.closed && second.status === undefined && second.ms < 1000)]).toEqual([name, true]);
+      }
+    }
     await stillServing();
   });
 

@@ -1,4 +1,4 @@
-// Register-day blocks and their rollups answer exactly as the row table did (issue 12): random
+// Register-day blocks and their rollups answer exactly as the row table did: random
 // readings (irregular times, gaps, duplicates inside a batch, DST days, zones at 30- and
 // 45-minute offsets, corrections over several batches) go into the store and, with the same
 // semantics, into a table of the former layout (one row per reading); every question is then

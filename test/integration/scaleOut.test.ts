@@ -1,4 +1,4 @@
-// Scale-out, proven (issue 10): two Flex processes on one PostgreSQL (an embedded server started
+// Scale-out, proven: two Flex processes on one PostgreSQL (an embedded server started
 // by this test, its URL handed to both, as a deployment would with a managed database). They
 // start at once and migrate once; a client's rate limit is shared; a VTN change made through one
 // is served by the other (by invalidation, not expiry); a due clearing runs once; every webhook notification is

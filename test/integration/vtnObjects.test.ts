@@ -1,5 +1,5 @@
 // The 30 demand-response endpoints: every success path (POST 201, GET/PUT 200, DELETE 200 with
-// the deleted object) and each error the issue lists: 400 with the offending paths, 404 for
+// the deleted object) and each error the interface names: 400 with the offending paths, 404 for
 // unknown ids, 409 for taken names and for a program that still has events, 415 for non-JSON.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../support/testApp.ts';

@@ -1,4 +1,4 @@
-// Regression (issue 16 follow-up, item 4): GET /api/admin/notifications/{id} showed a 3.0.1
+// Regression: GET /api/admin/notifications/{id} showed a 3.0.1
 // body (operation POST, targets as value maps) for a notification of a subscription written
 // through the 3.1.0 surface, whose receiver gets a 3.1 body (operation CREATE, targets as
 // strings, 3.1 object). The view now builds the body with the dispatcher's own function, in the

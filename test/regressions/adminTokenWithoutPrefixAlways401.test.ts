@@ -1,4 +1,4 @@
-// Regression (issue 9, item 12): an ADMIN_TOKEN without the `flex_pat_` prefix was logged as
+// Regression: an ADMIN_TOKEN without the `flex_pat_` prefix was logged as
 // "installed" and then every request with it got 401 (only `flex_pat_…` tokens are looked up as
 // personal access tokens). Such a configuration is now refused at start with a clear message.
 import fs from 'node:fs';

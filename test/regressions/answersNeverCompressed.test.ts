@@ -1,4 +1,4 @@
-// Regression (issue 14, item 1): answers were never compressed, whatever Accept-Encoding said: a
+// Regression: answers were never compressed, whatever Accept-Encoding said: a
 // register-year of 15-minute readings is 5 MB of JSON. Large text answers are now compressed with
 // the best coding the client accepts (q-values honoured), say so in Vary, and decompress to the
 // very bytes of the uncompressed answer. Read with node:http so the bytes on the wire are seen.

@@ -1,4 +1,4 @@
-// Regression (issue 9, item 4): 15–30 concurrent POST /api/readings into a month without data
+// Regression: 15–30 concurrent POST /api/readings into a month without data
 // answered 500 for some (42P07 relation "readings_YYYYMM" already exists, from
 // flex_ensure_reading_partitions) and dropped those batches. Now all 30 are stored.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// Regression (issue 9, item 8): problem details quoted PostgreSQL (`…referenced from table
+// Regression: problem details quoted PostgreSQL (`…referenced from table
 // "api_client_roles"`, `Key (name)=(x) already exists`, `invalid input syntax for type json`).
 // They now say what the client did wrong in our own words.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// Regression (issue 14, item 3): the import named meters and registers by externalId while the
+// Regression: the import named meters and registers by externalId while the
 // export took only numeric register ids (`--register M-2/r1` → exit 2), so one had to look ids up
 // through the admin API. The export now takes METER/REGISTER (externalIds, or numeric ids) too,
 // and the import takes numeric ids where no externalId matches.

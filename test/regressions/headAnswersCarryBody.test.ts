@@ -1,4 +1,4 @@
-// Regression (issue 9, item 6): HEAD got 405 plus a 161-byte body on every route, which broke
+// Regression: HEAD got 405 plus a 161-byte body on every route, which broke
 // Node's own HTTP client (HPE_INVALID_CONSTANT on the next response of a kept-alive connection).
 // HEAD is now GET without the body (same status and headers, the GET body's Content-Length), and
 // 405 where no GET exists, without a body, on both HTTP servers.

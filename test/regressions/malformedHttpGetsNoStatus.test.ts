@@ -1,4 +1,4 @@
-// Regression (issue 9, item 7): an unknown method, a 60 KB header, 100 headers of 500 bytes or a
+// Regression: an unknown method, a 60 KB header, 100 headers of 500 bytes or a
 // 100 KB query got a connection reset instead of 405, 431, 414; requests without Host, with bare
 // LF, a header without a colon or an HTTP/2 preface got no answer and the connection stayed open.
 // On the default server (node:http with a clientError handler) each gets its status and the

@@ -1,4 +1,4 @@
-// Regression (issue 16 follow-up, item 2): the embedded MQTT broker accepted any number of
+// Regression: the embedded MQTT broker accepted any number of
 // CONNECTs with bad credentials (each one a token verification and database read), while the
 // token endpoint limits requests per client id, or per address for unknown ids. Failed CONNECTs
 // now count against the same quotas (RATE_LIMIT_TOKEN_PER_MINUTE per client id given as

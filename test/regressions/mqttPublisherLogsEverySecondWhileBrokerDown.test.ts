@@ -1,4 +1,4 @@
-// Regression (issue 16 follow-up, item 3): with an external broker (MQTT_URL) down, the MQTT
+// Regression: with an external broker (MQTT_URL) down, the MQTT
 // publisher logged a warning every second (each retry), and the connection was retried every
 // second however long the outage. Now the outage is logged once when publishing first fails and
 // once when the broker is back (with how many notifications waited), and reconnections back off

@@ -1,4 +1,4 @@
-// Regression (found with issue 16 follow-up, item 1): a VEN client's MQTT session subscribed to
+// Regression: a VEN client's MQTT session subscribed to
 // its VEN's topics kept receiving that VEN's events after the VEN was bound to another
 // credential (its clientID changed by a business-logic client), although its own token was
 // still valid: the binding was checked only at SUBSCRIBE. The broker's periodic session check

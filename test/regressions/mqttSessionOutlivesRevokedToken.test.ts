@@ -1,4 +1,4 @@
-// Regression (issue 16 follow-up, item 1): an MQTT session on the embedded broker kept its
+// Regression: an MQTT session on the embedded broker kept its
 // subscriptions, and kept receiving its VEN's events, after the access token it connected with
 // was revoked (credential deleted, secret rotated: token_version bumped) or expired; the token
 // was checked only at CONNECT and SUBSCRIBE. The broker now re-checks every open session's token

@@ -1,4 +1,4 @@
-// Regression (issue 9, item 1): `Content-Length: -1` on any route, without a token, ended the
+// Regression: `Content-Length: -1` on any route, without a token, ended the
 // process (RangeError [ERR_OUT_OF_RANGE] from Buffer.allocUnsafe(-1) in BodyReader, thrown inside
 // the uWebSockets.js handler). Now the length is checked first (digits only) and answered with 400;
 // the process keeps serving, on either HTTP server.

@@ -1,4 +1,4 @@
-// Regression (issue 9, item 3): U+0000 in any text field answered 500 on 32 routes (22021
+// Regression: U+0000 in any text field answered 500 on 32 routes (22021
 // "invalid byte sequence for encoding UTF8: 0x00" from PostgreSQL): admin creates and updates,
 // client and credential names, meter/register ids in POST /api/readings, VTN names, target
 // values and list filters. Now every such request is a 400 naming the field, and stores nothing.

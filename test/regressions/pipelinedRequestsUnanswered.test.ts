@@ -1,4 +1,4 @@
-// Regression (issue 9, item 5): two requests in one TCP write (HTTP/1.1 pipelining) to a route that
+// Regression: two requests in one TCP write (HTTP/1.1 pipelining) to a route that
 // awaits the database got no answer at all: uWebSockets.js closes the connection when a request
 // arrives before the previous response is written. The default server (node:http) answers them in
 // order; uWebSockets.js stays available as HTTP_SERVER=uws with that limit documented.

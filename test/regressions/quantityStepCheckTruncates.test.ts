@@ -1,4 +1,4 @@
-// Regression (issue 9, item 11): isMultipleOf(0.0000001, 0.1) was true because toScaled
+// Regression: isMultipleOf(0.0000001, 0.1) was true because toScaled
 // truncated to 6 decimals while parseDecimal rounded, so a quantity off the market zone's step
 // was accepted. Every quantity and amount now has one exact decimal representation.
 import { describe, expect, it } from 'vitest';

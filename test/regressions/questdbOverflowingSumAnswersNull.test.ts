@@ -1,4 +1,4 @@
-// Regression (issue 11): an hourly sum past the largest double (readings near 1e308) answered
+// Regression: an hourly sum past the largest double (readings near 1e308) answered
 // `"value": null` on QuestDB (its sum is NaN) and on PostgreSQL (Infinity, written as JSON.stringify
 // does), which the published response schema does not allow (`value` is a number). Both backends
 // now refuse the read with the same 422 naming the register and the bucket; stored readings

@@ -1,4 +1,4 @@
-// Regression (issue 11): QuestDB reads take their rows one by one from a checked-out PostgreSQL-wire
+// Regression: QuestDB reads take their rows one by one from a checked-out PostgreSQL-wire
 // connection (streamRows in src/store/timeseries/questdb/store.ts). As first written, nothing
 // listened for that connection's 'error' event while the read ran, so QuestDB going away mid-read
 // (a restart, a network cut) was an uncaught exception that would stop the process. Now the read

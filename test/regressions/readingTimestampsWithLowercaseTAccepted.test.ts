@@ -1,4 +1,4 @@
-// Regression (issue 15, found by test/unit/readingsBodyContract.test.ts): the reading-batch parser
+// Regression (found by test/unit/readingsBodyContract.test.ts): the reading-batch parser
 // accepted `2024-01-20t00:15:00Z` (lowercase t) while the published POST /api/readings schema
 // (utc-date-time, like every other timestamp of the API) refuses it.
 import { describe, expect, it } from 'vitest';

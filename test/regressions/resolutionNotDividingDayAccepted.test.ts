@@ -1,4 +1,4 @@
-// Regression (issue 14, item 5): GET /api/readings accepted resolution=3601 and answered buckets
+// Regression: GET /api/readings accepted resolution=3601 and answered buckets
 // aligned to the epoch at times like 23:02:59. A bucket length must divide a day evenly or be a
 // whole number of days; anything else is a 400 naming the rule.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

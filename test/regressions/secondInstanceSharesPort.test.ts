@@ -1,4 +1,4 @@
-// Regression (issue 10): a second instance started on the same port started without complaint
+// Regression: a second instance started on the same port started without complaint
 // (uWebSockets.js listens with SO_REUSEPORT by default) and the kernel split requests between two
 // applications with different databases. Both servers now listen exclusively: a taken port stops
 // the start with a message naming the port.

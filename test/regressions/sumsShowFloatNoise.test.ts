@@ -1,4 +1,4 @@
-// Regression (issue 14, item 5): bucket sums and averages showed binary float noise
+// Regression: bucket sums and averages showed binary float noise
 // (0.1 + 0.2 → 0.30000000000000004, 89.14799999999998) in GET /api/readings and in CSV exports.
 // Computed values are rounded to 12 significant digits; readings as stored stay as posted.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

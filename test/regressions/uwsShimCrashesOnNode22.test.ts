@@ -1,4 +1,4 @@
-// Regression (issue 10): on Node 22 the @trufflesuite uWebSockets.js package has no native binary
+// Regression: on Node 22 the @trufflesuite uWebSockets.js package has no native binary
 // and its entry point falls back to a JavaScript imitation that prints "listening" and crashes on
 // the first request (TypeError: Invalid URL). The loader now requires the `.node` binaries
 // themselves: a build either loads natively or is reported unusable with the reason, and then the

@@ -30,7 +30,7 @@ describe.skipIf(!httpUrl || !pgUrl)('delivery validation on QuestDB (set QUESTDB
     });
     db = await connect(t);
     // QuestDB keeps readings across runs while every test database numbers registers from 1:
-    // start this run's register ids where no earlier run wrote.
+    // start this test's register ids where no other run of it wrote.
     await db.query(`SELECT setval(pg_get_serial_sequence('registers', 'id'), $1)`, [1_000_000 + Math.floor(Math.random() * 1_000_000_000)]);
     market = await createMarket(t, 1);
   });

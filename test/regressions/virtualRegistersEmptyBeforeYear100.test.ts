@@ -1,4 +1,4 @@
-// Regression (issue 15): the virtual-register engine turned a zone's wall clock back into an
+// Regression: the virtual-register engine turned a zone's wall clock back into an
 // instant with Date.UTC, which reads years 0–99 as 1900–1999, so before year 100 every local-day
 // computation was off by some 1900 years: an expression register answered no day buckets where
 // its source had them, and a previous-day baseline nothing at all. Stored readings were right.

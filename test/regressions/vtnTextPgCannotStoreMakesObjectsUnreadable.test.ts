@@ -1,4 +1,4 @@
-// Regression (issue 9, item 2): a VTN object whose text held U+0000 was stored (201) and then
+// Regression: a VTN object whose text held U+0000 was stored (201) and then
 // every GET, PUT and DELETE of it answered 500 (22P05 "unsupported Unicode escape sequence");
 // a lone UTF-16 surrogate gave 400 "invalid input syntax for type json" from the database.
 // Now both are refused before anything is stored, with a 400 naming the field, on every kind.

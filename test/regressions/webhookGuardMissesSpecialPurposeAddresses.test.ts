@@ -1,4 +1,4 @@
-// Regression (issue 9, item 10): the webhook address guard accepted
+// Regression: the webhook address guard accepted
 // http://[64:ff9b::a9fe:a9fe]/ (the cloud metadata address through NAT64), 6to4 2002::/16,
 // IPv4-compatible ::a.b.c.d and site-local fec0::/10 addresses. It now classifies addresses
 // with ipaddr.js against IANA's special-purpose registries (docs/webhook-addresses.md), on the

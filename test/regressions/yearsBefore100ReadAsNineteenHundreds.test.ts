@@ -1,4 +1,4 @@
-// Regression (issue 15, found by test/unit/readingsBodyContract.test.ts): parseUtcTimestamp, which
+// Regression (found by test/unit/readingsBodyContract.test.ts): parseUtcTimestamp, which
 // reads every UTC timestamp outside POST /api/readings (query periods, bodies, the utc-date-time
 // format), built the instant with Date.UTC, which reads years 0–99 as 1900–1999. A reading posted
 // at 0050-06-01 was stored at year 50 by the batch parser while a query for 0050-06-01 asked for

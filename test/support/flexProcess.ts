@@ -16,8 +16,8 @@ export interface FlexProcess {
   waitForOutput(pattern: RegExp, timeoutMs?: number): Promise<string>;
 }
 
-export async function startFlexProcess(env: Record<string, string>, timeoutMs = 60_000): Promise<FlexProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+export async function startFlexProcess(env: Record<string, string>, timeoutMs = 60_000, args: string[] = []): Promise<FlexProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
     cwd: ROOT,
     env: { ...process.env, PORT: '0', MQTT_PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -67,3 +67,62 @@ export async function availableServerKinds(): Promise<('node' | 'uws')[]> {
   const { loadUws } = await import('../../src/http/uwsLoader.ts');
   return loadUws().ok ? ['node', 'uws'] : ['node'];
 }
+
+export interface RawStep {
+  /** Status of the answer to this step's bytes, if one came. */
+  status: number | undefined;
+  /** The answer's headers (names in lower case), if one came. */
+  headers: Record<string, string> | undefined;
+  /** The server closed the connection during this step. */
+  closed: boolean;
+  /** Milliseconds from this step's write to its answer or the close (or to the end of the wait). */
+  ms: number;
+}
+
+/** Several requests on one connection, each written only once the previous one was answered (a
+ * keep-alive client, not a pipelining one). A step ends at its complete answer, at the close, or
+ * after `waitMs`; the steps after a close are not sent. */
+export function rawConversation(port: number, steps: (Buffer | string)[], waitMs = 1500): Promise<RawStep[]> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    const out: RawStep[] = [];
+    let received = '';
+    let started = 0;
+    let timer: NodeJS.Timeout | undefined;
+    let closed = false;
+    const finish = () => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(out);
+    };
+    const next = () => {
+      clearTimeout(timer);
+      if (closed || out.length === steps.length) return finish();
+      received = '';
+      started = performance.now();
+      socket.write(steps[out.length]!);
+      timer = setTimeout(() => {
+        out.push({ status: undefined, headers: undefined, closed: false, ms: Math.round(performance.now() - started) });
+        finish();
+      }, waitMs);
+    };
+    const settle = (answer: { status: number; headers: Record<string, string> } | undefined) => {
+      out.push({ status: answer?.status, headers: answer?.headers, closed, ms: Math.round(performance.now() - started) });
+      next();
+    };
+    socket.on('data', (d) => {
+      received += d.toString('latin1');
+      const [answer] = parseResponses(received);
+      if (answer && received.length >= received.indexOf('\r\n\r\n') + 4 + Number(answer.headers['content-length'] ?? 0)) settle(answer);
+    });
+    const onClose = () => {
+      if (closed) return;
+      closed = true;
+      if (out.length < steps.length && started !== 0) settle(parseResponses(received)[0]);
+      else finish();
+    };
+    socket.on('close', onClose);
+    socket.on('error', onClose);
+    socket.on('connect', next);
+  });
+}

@@ -1,5 +1,6 @@
 // The documentation stays true: every error code is in docs/errors.md, every configuration
-// variable is in the README's table with its default, and bad configuration is refused.
+// variable in docs/configuration.md with its default, every code table in docs/codes.md; the
+// README starts with the two set-up commands CI runs; bad configuration is refused.
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { CONFIG_DOCS, ConfigError, loadConfig } from '../../src/config.ts';
@@ -8,6 +9,8 @@ import { CODE_TABLES, codeTableMarkdown } from '../../src/codes.ts';
 
 const readme = fs.readFileSync('README.md', 'utf8');
 const errorsDoc = fs.readFileSync('docs/errors.md', 'utf8');
+const configurationDoc = fs.readFileSync('docs/configuration.md', 'utf8');
+const codesDoc = fs.readFileSync('docs/codes.md', 'utf8');
 
 describe('documentation', () => {
   it('lists every error code with its status', () => {
@@ -16,20 +19,26 @@ describe('documentation', () => {
     }
   });
 
-  it('lists every configuration variable with its default in the README', () => {
+  it('lists every configuration variable with its default in docs/configuration.md, and no other', () => {
     for (const doc of CONFIG_DOCS) {
-      expect(readme, doc.name).toContain(`| \`${doc.name}\` | ${doc.default} | ${doc.description} |`);
+      expect(configurationDoc, doc.name).toContain(`| \`${doc.name}\` | ${doc.default} | ${doc.description} |`);
     }
+    const listed = [...configurationDoc.matchAll(/^\| `([A-Z0-9_]+)` \|/gm)].map((m) => m[1]);
+    expect(listed.filter((name) => !CONFIG_DOCS.some((doc) => doc.name === name))).toEqual([]);
   });
 
-  it('shows every numeric code table in the README', () => {
-    for (const table of CODE_TABLES) expect(readme, table.name).toContain(codeTableMarkdown(table));
+  it('shows every numeric code table in docs/codes.md', () => {
+    for (const table of CODE_TABLES) expect(codesDoc, table.name).toContain(codeTableMarkdown(table));
   });
 
-  it('starts the README with the two set-up commands', () => {
-    const setup = readme.slice(readme.indexOf('## Set up'), readme.indexOf('## What is here'));
-    expect(setup).toContain('npm install && npm start');
-    expect(setup).toContain('npm install && npm test');
+  it('starts the README with the two set-up commands, the ones CI runs', () => {
+    const setup = readme.slice(readme.indexOf('## Set up'), readme.indexOf('\n## ', readme.indexOf('## Set up') + 1));
+    const commands = [...setup.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!.trim());
+    expect(commands).toEqual(['npm install && npm start', 'npm install && npm test']);
+    expect(readme.indexOf('```')).toBe(readme.indexOf('```sh\nnpm install && npm start'));
+    const ci = fs.readFileSync('.ci/run', 'utf8');
+    expect(ci).toMatch(/^npm install$/m);
+    expect(ci).toMatch(/^HTTP_SERVER=node npm test$/m);
   });
 });
 

@@ -3,7 +3,7 @@
 // cheap: no intermediate objects, numbers and timestamps decoded in place. Measured on a
 // 73 MB body of 1M readings: JSON.parse + walk + Date.parse ≈ 1.0–1.4 s; the whole worker task
 // on this cursor (parse, validate, group, encode COPY) is timed by bench/ingest.ts, figures and
-// profile in docs/benchmarks-meter.md.
+// profile in docs/benchmarks.md.
 
 export class JsonSyntaxError {
   constructor(

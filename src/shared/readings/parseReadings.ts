@@ -489,7 +489,7 @@ export function parseReadings(bytes: Uint8Array, onMeter?: MeterHook): ParseOutc
 }
 
 // Parsing a large body on several threads at once (the QuestDB store; measured in
-// docs/benchmarks-meter.md). The body is cut between two elements of `meters` (meterCuts), each
+// docs/benchmarks.md). The body is cut between two elements of `meters` (meterCuts), each
 // slice is parsed on its own (parseReadingsSlice) and the slices' batches are joined. A slice is
 // accepted only when it parses exactly, with nothing refused: a cut that was not a real boundary
 // between meters makes the slice before it end in the middle of a value (parsing a slice reads

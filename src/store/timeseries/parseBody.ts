@@ -45,7 +45,7 @@ const SLICED_BYTES = 1 << 20;
  * (meterCuts), each slice parsed and validated on its own, the columns joined in body order.
  * When a slice is not accepted, or a series is named in two slices, the whole body is parsed in
  * one piece (parseBody): the outcome, errors included, is always parseBody's. No encoding.
- * Measured (docs/benchmarks-meter.md, QuestDB section): a 1M-reading body on two threads. */
+ * Measured (docs/benchmarks.md, QuestDB): a 1M-reading body on two threads. */
 export async function parseBodySliced(workers: WorkerPool, bytes: Uint8Array, updatedAtMs: number, minBytes = SLICED_BYTES): Promise<ParseResult & { release?: () => void }> {
   const cuts = bytes.length >= minBytes && workers.size > 1 ? meterCuts(bytes, workers.size) : [];
   if (cuts.length === 0) return parseBody(workers, bytes, { encoding: 'none', updatedAtMs });

@@ -9,7 +9,7 @@
 // concatenation leaves ~10 small strings per reading for the garbage collector. Here a series
 // is written into one buffer sized for its worst case: timestamps digit by digit from a cached
 // date prefix, constant pieces copied, the number the only string made per reading (V8's
-// shortest round-trip text). Measured in docs/benchmarks-meter.md.
+// shortest round-trip text). Measured in docs/benchmarks.md.
 import { civilFromDays } from '../../shared/virtual/calendar.ts';
 import { SharedBuffers } from './sharedBuffers.ts';
 import { ValueOutOfRange, type Series } from './types.ts';
@@ -58,7 +58,7 @@ const LAST_CIVIL_DAY = 2_932_896;
  * 0–9999 by integer arithmetic (civilFromDays, src/shared/virtual/calendar.ts), other years (six
  * digits and a sign) through Date. It had been a Date, its text and a Buffer each time the day
  * changed: at every hourly average of 23:00, whose periodTo is the next day — 0.4 of 6.5 ms on the event loop per register-year
- * (docs/benchmarks-meter.md, seventh session). */
+ * (docs/benchmarks.md). */
 function putDate(out: Buffer, at: number, day: number): number {
   if (day < FIRST_CIVIL_DAY || day > LAST_CIVIL_DAY) {
     const text = new Date(day * DAY_MS).toISOString();
@@ -117,7 +117,7 @@ export function roundComputed(value: number): number {
 /** String(roundComputed(value)) for a finite value, with one conversion instead of three:
  * toPrecision's text without its trailing zeros is the shortest text of the number it names
  * (at most 12 significant digits: no shorter decimal names the same double). Measured: 74,400
- * hourly averages took ~3× as long through Number() and String() (docs/benchmarks-meter.md). */
+ * hourly averages took ~3× as long through Number() and String() (docs/benchmarks.md). */
 export function computedText(value: number): string {
   if (value === 0 || Number.isInteger(value)) return String(value);
   const text = value.toPrecision(COMPUTED_DIGITS);
@@ -143,7 +143,7 @@ function putComputed(out: Buffer, at: number, value: number): number {
  * summed, or averaged over up to a few, as meters send them — a sum of four such readings is off
  * by an ulp or two as often as not (0.1 + 0.2). Written from k's digits instead of through
  * toPrecision, which took a third of the writer's time (measured: 8,760 hourly averages 1.5 of
- * 4.8 ms, docs/benchmarks-meter.md, sixth session; taking the noisy ones too, seventh session).
+ * 4.8 ms, docs/benchmarks.md; taking the noisy ones too, 2.2 → 1.9 ms).
  * Exact: k·10⁻⁶ lies on the grid of 12 significant digits (|value| < 10⁶), whose half spacing is
  * at least 5·10⁻¹³ of the value; the value lies within 10⁻¹³ of the double nearest k / 10⁶ (the
  * subtraction below is exact), which lies within 1.2·10⁻¹⁶ of k·10⁻⁶: so toPrecision(12) rounds
@@ -204,8 +204,8 @@ function putNumber(out: Buffer, at: number, value: number, computed: boolean, se
  * A reading whose timestamp and periodTo fall on the same UTC days as the previous reading's,
  * with the same updatedAt, starts as a copy of the previous reading's text up to its value (one
  * native copy of ~120 bytes instead of writing them byte by byte): only the two times of day are
- * written over it. Measured: 74,400 hourly buckets 32 → 22 ms (docs/benchmarks-meter.md, sixth
- * session). */
+ * written over it. Measured: 74,400 hourly buckets 32 → 22 ms (docs/benchmarks.md).
+ */
 export function seriesJson(series: Series, bucketSeconds?: number): Buffer {
   const out = Buffer.allocUnsafe(worstCase(series));
   return out.subarray(0, writeSeries(out, 0, series, bucketSeconds));
@@ -294,8 +294,8 @@ const lent = new WeakMap<ArrayBufferLike, Buffer>();
  * Kept, not fresh: the buffer for one register-year of hourly averages is 1.9 MB (8,760 times
  * the longest reading), of which 1.3 MB written; fresh, every answer paid a page fault per 4 KiB
  * written (glibc maps each allocation of that size anew) and its share of the garbage collections
- * that V8 starts for external memory, measured in docs/benchmarks-meter.md (QuestDB, eighth
- * session). */
+ * that V8 starts for external memory, measured in docs/benchmarks.md
+ * (QuestDB). */
 export function seriesJsonById(series: readonly Series[], bucketSeconds?: number): Map<number, Buffer> {
   const out = new Map<number, Buffer>();
   let bytes = 0;

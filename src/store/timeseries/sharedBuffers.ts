@@ -1,6 +1,6 @@
 // Large scratch buffers kept and used again instead of allocated per request: on this platform's
 // machines fresh memory costs a page fault per 4 KiB on first touch, measured as most of the cost
-// of copying or encoding into it (docs/benchmarks-meter.md, QuestDB section). By default shared
+// of copying or encoding into it (docs/benchmarks.md, QuestDB). By default shared
 // (SharedArrayBuffer), so worker threads read and write them in place, with no transfer or copy;
 // the JSON of reads (readingJson.ts) keeps plain Buffers.
 /** A server that has not taken a large batch for this long gives the memory back. */
@@ -9,8 +9,8 @@ const IDLE_MS = 60_000;
 /** A new buffer's size: `bytes` rounded up to a step of an eighth of its power of two (at most
  * 12.5% more), so that bodies and batches of about the same size use the same kept memory: sized
  * exactly, a body one byte longer than the last took fresh memory (a 66 MiB body: 1.6 s to read
- * on this platform's machines instead of 15–30 ms; docs/benchmarks-meter.md, QuestDB, eighth
- * session). */
+ * on this platform's machines instead of 15–30 ms; docs/benchmarks.md,
+ * QuestDB). */
 export function sizeClass(bytes: number): number {
   if (bytes <= 4096) return 4096;
   const step = 2 ** (Math.floor(Math.log2(bytes)) - 3);

@@ -171,7 +171,7 @@ describe('evaluateExpression', () => {
   const r2 = f64(1, 2, 3, 4);
   const run = (text: string): number[] => Array.from(evaluateExpression(ast(text), [r0, r1, r2], 4));
 
-  it('evaluates the issue example r0 - 0.5 * r1, NaN where an input is missing', () => {
+  it('evaluates the documented example r0 - 0.5 * r1, NaN where an input is missing', () => {
     // 10 - 2 = 8, 20 - 0 = 20, 30 + 1 = 31, NaN - 0.5 = NaN
     expect(run('r0 - 0.5 * r1')).toEqual([8, 20, 31, NaN]);
   });

@@ -7,7 +7,7 @@
 // the driver turns each field into a string first, and a string over 128 KiB goes to V8's
 // large-object space, ~6 ns a byte against ~0.1 below it (a register-year of hourly rollups is
 // 360 kB of hex: 2.1 ms of a request's 15 ms on the event loop, 0.03 ms in runs of 64 days;
-// docs/benchmarks-meter.md, seventh session).
+// docs/benchmarks.md).
 import type { Queryable } from '../../database.ts';
 import { dayOf } from '../../../shared/readings/blocks.ts';
 import type { StoredBlock } from '../../../shared/readings/aggregate.ts';
@@ -29,7 +29,7 @@ const DAY = 86_400_000;
  * of the blocks by run (an incremental sort on the primary key's order), so a range that fits in
  * one run is asked without them: measured, runs of 512 days made the blocks of local days of 100
  * register-years 17% slower and runs of 64 days those of 100 register-months 2–11% (A/B in one
- * process, docs/benchmarks-meter.md, seventh session). */
+ * process, docs/benchmarks.md). */
 const RUN_DAYS: Partial<Record<BlockColumns, number>> = { hours: 64, data: 64, both: 32 };
 
 /** The query of fetchPart for these registers and [start, end): name, text and parameters

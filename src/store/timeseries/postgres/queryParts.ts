@@ -1,7 +1,7 @@
 // Splitting one large read of register-day blocks into parts that PostgreSQL serves at once on
 // separate connections (blockRead.ts): reading and hex-encoding tens of MB of blocks is per-row
 // work of one backend process that a second core halves (the row store measured 740 ms as one
-// query and 470 ms as two halves for 100 registers × a month, docs/benchmarks-meter.md).
+// query and 470 ms as two halves for 100 registers × a month, docs/benchmarks.md).
 //
 // Several registers are split into groups of registers; one register into consecutive time
 // ranges whose boundaries fall on UTC days (alignMs), so every block is in exactly one part.
@@ -21,7 +21,7 @@ export interface QueryPart {
 export const MIN_REGISTER_DAYS_PER_PART = 30;
 /** The same for reads of rollups only (hours or daily pieces, a few hundred bytes a block): a
  * block is one index entry and one tuple, ~1 µs of PostgreSQL's time, so a register-year (365)
- * is one query — a second connection costs more than it saves (docs/benchmarks-meter.md, fifth session). */
+ * is one query — a second connection costs more than it saves (docs/benchmarks.md). */
 export const MIN_ROLLUP_BLOCKS_PER_PART = 1000;
 
 /**

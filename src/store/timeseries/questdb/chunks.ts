@@ -5,7 +5,7 @@
 // the ones before it in time and QuestDB merges it out of order into what they wrote. Cut by
 // time, the chunks cover one span after another and QuestDB appends them: measured on QuestDB
 // 7.4.2 with 1M readings in 10 chunks over 4 connections, the batch was readable 100–290 ms after
-// the last acknowledgement instead of 280–600 ms (docs/benchmarks-meter.md, QuestDB).
+// the last acknowledgement instead of 280–600 ms (docs/benchmarks.md, QuestDB).
 // So the batch is cut at instants (quantiles of its timestamps) into time slices, and
 // a slice larger than a chunk (1.5 × `chunkRows`: a slice of a quantile a little over
 // `chunkRows` stays one chunk) is cut again by series and rows, whatever the shape of the batch

@@ -36,7 +36,7 @@ const FORMAT_2 = 0xfffffffe;
 /** The packed rows are journaled in parts of this size (timeseries_pending_batch_parts, migration
  * 008), by one binary COPY, each part in its own CopyData message: PostgreSQL then never needs a
  * large fresh allocation for them (measured: a 4 MB bytea parameter took 90–190 ms to journal,
- * 60 KB parts by COPY 30–50 ms; docs/benchmarks-meter.md, QuestDB). Parts are
+ * 60 KB parts by COPY 30–50 ms; docs/benchmarks.md, QuestDB). Parts are
  * stored out of line, uncompressed (TOAST EXTERNAL). */
 const PART_BYTES = 60_000;
 const PARTS_COPY = 'COPY timeseries_pending_batch_parts (batch_id, seq, data) FROM STDIN (FORMAT binary)';

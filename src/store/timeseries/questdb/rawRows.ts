@@ -3,7 +3,7 @@
 // socket's buffer, instead of decoding every field as UTF-8 text (pg-protocol's parser makes a
 // string of each field, in `text` and in `binary` mode alike).
 //
-// Hand-written hot path, measured (docs/benchmarks-meter.md, QuestDB): for
+// Hand-written hot path, measured (docs/benchmarks.md, QuestDB): for
 // hourly buckets, decoding the three or four text fields of each row (Buffer#toString, slice,
 // utf8Slice) and collecting the strings was a third of the Node CPU of the read; the reader
 // now takes integers from their digits and decimals from a latin1 slice.
@@ -124,7 +124,7 @@ const FAST_DIGITS = 15;
  * its text reads it (0 for NULL, as Number(null)).
  *
  * Hand-written hot path (a string per row was the largest self time of the one-register-year
- * read after the JSON writer, docs/benchmarks-meter.md, QuestDB): a plain decimal
+ * read after the JSON writer, docs/benchmarks.md, QuestDB): a plain decimal
  * of at most 15 digits (`-12.345`; ~70% of hourly averages of meter readings in thousandths) is
  * read from its digits as m / 10^k, with m < 10^15 and 10^k (k ≤ 15) exact doubles, so the one
  * division rounds correctly, as Number() does (Clinger's fast path). Anything else (more digits,

@@ -62,7 +62,7 @@ const INT8_AS_NUMBER = { getTypeParser: (oid: number, format?: string) => (oid =
 
 /** Runs a read and hands each row to `onRow` as it arrives, as the bytes QuestDB sent
  * (rawRows.ts), instead of letting node-postgres decode every field and keep every row as an
- * array until the result ends. Hand-written hot path, measured (docs/benchmarks-meter.md,
+ * array until the result ends. Hand-written hot path, measured (docs/benchmarks.md,
  * QuestDB): the kept rows outlived V8's young generation, and
  * garbage collection was half of the Node CPU of a large read; 100 register-months of hourly
  * averages (74,400 rows) went from 166 to 65 ms of Node CPU, and lower again without the text.
@@ -110,7 +110,7 @@ class FewerRows extends Error {
 /** Columns of one register's answer, filled row by row straight into typed arrays (sized for
  * the rows expected, doubled when more come): JavaScript arrays pushed row by row and copied
  * into typed arrays at the end were a third of the Node CPU of a bucket read
- * (docs/benchmarks-meter.md, QuestDB). */
+ * (docs/benchmarks.md, QuestDB). */
 class SeriesBuilder {
   constructor(
     readonly registerId: number,
@@ -618,10 +618,10 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
       const averaged = summed.size < registers.length;
       // The local day of a bucket found from the row before's (arithmetic, cached days): with
       // Intl for every row (nextLocalMidnight) it was the largest self time of a daily read of
-      // 100 registers × 1 year (docs/benchmarks-meter.md).
+      // 100 registers × 1 year (docs/benchmarks.md).
       let near: LocalDay | undefined;
       // Only the columns needed, register_id only when the group has several registers (a
-      // field fewer per row for QuestDB to write and for us to read: docs/benchmarks-meter.md).
+      // field fewer per row for QuestDB to write and for us to read: docs/benchmarks.md).
       let k = 2;
       const totalAt = summed.size > 0 ? k++ : -1;
       const meanAt = averaged ? k++ : -1;

@@ -1,4 +1,4 @@
-// The README's "Find an endpoint's code from its path" table stays true: every route of the route
+// The "Find an endpoint's code from its path" table of docs/endpoints.md stays true: every route of the route
 // table falls under a listed path, the file listed there defines it, and no row is stale.
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,10 +16,10 @@ interface Row {
 }
 
 function routeMap(): Row[] {
-  const readme = fs.readFileSync('README.md', 'utf8');
-  const start = readme.indexOf("### Find an endpoint's code from its path");
-  expect(start, 'the README section').toBeGreaterThan(0);
-  const rows = readme.slice(start).split('\n## ')[0]!.split('\n').filter((line) => line.startsWith('| `'));
+  const page = fs.readFileSync('docs/endpoints.md', 'utf8');
+  const start = page.indexOf("## Find an endpoint's code from its path");
+  expect(start, 'the section').toBeGreaterThan(0);
+  const rows = page.slice(start + 3).split('\n## ')[0]!.split('\n').filter((line) => line.startsWith('| `'));
   return rows.map((line) => {
     const [paths, file] = line.split('|').slice(1, 3).map((cell) => cell.trim());
     return { prefixes: [...paths!.matchAll(/`(\/[^`]*)`/g)].map((m) => m[1]!), file: /`([^`]+\.ts)`/.exec(file!)![1]! };
@@ -28,7 +28,7 @@ function routeMap(): Row[] {
 
 const under = (path: string, prefix: string) => path === prefix || (prefix === '/' ? false : path.startsWith(`${prefix}/`));
 
-describe('README route map', () => {
+describe('the endpoint map', () => {
   it('lists every route under a path whose file defines it', () => {
     const rows = routeMap();
     expect(rows.length).toBeGreaterThan(10);
