@@ -207,8 +207,8 @@ export interface Completion {
    * changes into the versions table, superseded at the batch's recordedAt (store.ts); run before
    * any of the batch is sent. `again`: a replay, which may find some of the copy made already
    * (its writer died before the journal noted it). Returns the rows to send: those that are new
-   * or change a stored reading (undefined: all of them). */
-  keepVersions(batch: Pick<PendingBatch, 'rows' | 'updatedAtMs'>, options: { copy: boolean; again: boolean }): Promise<ReadingRows | undefined>;
+   * or change a stored reading (undefined: all of them). The copy waits for `after`. */
+  keepVersions(batch: Pick<PendingBatch, 'rows' | 'updatedAtMs'>, options: { copy: boolean; again: boolean; after?: Promise<unknown> }): Promise<ReadingRows | undefined>;
   gate: PartitionGate;
 }
 
@@ -303,10 +303,17 @@ export class BatchJournal {
     const { id, recordedAtMs } = header;
     const ready = (async () => {
       try {
-        await copyIn(client, PARTS_COPY, partRows(id, packed, parts), PART_BYTES);
+        // Older batches of the same readings complete and the months entered first; then the
+        // parts are written while the batch is compared with the stored readings (QuestDB). The
+        // copy of what it replaces waits for the parts: an entry whose parts never committed is
+        // dropped by the replay, and must have copied nothing.
         await this.settleOlder(client, id, rows, completion);
         await completion.gate.enter(client, rows, recordedAtMs);
-        return await this.keepVersions(client, { id, rows, updatedAtMs: recordedAtMs, versionsKept: false }, completion, false);
+        const written = copyIn(client, PARTS_COPY, partRows(id, packed, parts), PART_BYTES);
+        written.catch(() => undefined);
+        const send = await this.keepVersions(client, { id, rows, updatedAtMs: recordedAtMs, versionsKept: false }, completion, false, written);
+        await written;
+        return send;
       } catch (err) {
         await end(true);
         throw err;
@@ -339,8 +346,8 @@ export class BatchJournal {
    * it did before any of the batch is sent, so a replay never takes the batch's own rows (sent
    * in part before a crash) for replaced ones. Every time (a replay too), the rows to send: a
    * replay leaves out those stored already, unchanged or sent before the crash. */
-  private async keepVersions(client: PoolClient, batch: PendingBatch, completion: Completion, again: boolean): Promise<ReadingRows | undefined> {
-    const send = await completion.keepVersions(batch, { copy: !batch.versionsKept, again });
+  private async keepVersions(client: PoolClient, batch: PendingBatch, completion: Completion, again: boolean, after: Promise<unknown> = Promise.resolve()): Promise<ReadingRows | undefined> {
+    const send = await completion.keepVersions(batch, { copy: !batch.versionsKept, again, after });
     if (!batch.versionsKept) await client.query('UPDATE timeseries_pending_batches SET versions_kept = true WHERE id = $1', [batch.id]);
     return send;
   }

@@ -398,7 +398,7 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
    * so it is left out (undefined: none is). `again` (a replay): QuestDB's WAL is applied first,
    * and a copy statement whose rows are there already is not run again (each is one QuestDB
    * transaction: all of its rows are there, or none). */
-  private async keepVersions(rows: ReadingRows, recordedAtMs: number, { copy, again }: { copy: boolean; again: boolean }): Promise<ReadingRows | undefined> {
+  private async keepVersions(rows: ReadingRows, recordedAtMs: number, { copy, again, after }: { copy: boolean; again: boolean; after?: Promise<unknown> }): Promise<ReadingRows | undefined> {
     const t0 = performance.now();
     if (again) await this.waitApplied();
     const { states, stored } = rowStates(rows);
@@ -413,6 +413,7 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
       else if (states[i] === SAME) same += 1;
     }
     if (copy && changed > 0) {
+      await after;
       const replaced = changed === states.length ? rows : rowsWhere(rows, states, (state) => state === CHANGED);
       for (const statement of copyStatements(replaced, this.table, recordedAtMs)) {
         if (again && Number((await this.select(statement.done, []))[0]![0]) > 0) continue;
