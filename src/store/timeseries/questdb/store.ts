@@ -402,9 +402,13 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
     const t0 = performance.now();
     if (again) await this.waitApplied();
     const { states, stored } = rowStates(rows);
-    for (const sql of storedStatements(rows, this.table)) {
-      await streamRows(this.pool, sql, [], (row) => stored(rawLong(row, 0), rawLong(row, 1) / 1000, rawNumber(row, 2), rawLong(row, 3)));
-    }
+    // Two queries at once (QuestDB answers each on its own connection).
+    const reads = storedStatements(rows, this.table);
+    let next = 0;
+    const reader = async () => {
+      for (let k = next++; k < reads.length; k = next++) await streamRows(this.pool, reads[k]!, [], (row) => stored(rawLong(row, 0), rawLong(row, 1) / 1000, rawNumber(row, 2), rawLong(row, 3)));
+    };
+    for (const r of await Promise.allSettled([reader(), reader()])) if (r.status === 'rejected') throw r.reason;
     const compared = performance.now();
     let changed = 0;
     let same = 0;

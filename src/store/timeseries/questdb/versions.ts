@@ -30,6 +30,8 @@ const MAX_CONDITIONS = 32;
 const MAX_POINTS = 5_000;
 /** Runs of at least this many evenly spaced readings become a range condition. */
 const MIN_RUN = 3;
+/** Readings of a run above which its stored rows are read in two queries at once. */
+const SPLIT_READINGS = 100_000;
 
 const micros = (ms: number) => Math.round(ms * 1000);
 const symbols = (ids: readonly number[]) => ids.map((id) => `'${Number(id)}'`).join(', ');
@@ -93,8 +95,8 @@ function condition(set: KeySet, ts: string): string {
 
 /** Groups of key sets, each one statement's (at most MAX_CONDITIONS sets, MAX_POINTS listed
  * times), as its condition on a table whose reading time is `ts`. */
-function groupedConditions(rows: ReadingRows): ((ts: string) => string)[] {
-  const sets = keySets(rows);
+function groupedConditions(rows: ReadingRows, split = false): ((ts: string) => string)[] {
+  const sets = split ? keySets(rows).flatMap(halves) : keySets(rows);
   const out: ((ts: string) => string)[] = [];
   for (let k = 0; k < sets.length; ) {
     const group: KeySet[] = [];
@@ -112,9 +114,21 @@ function groupedConditions(rows: ReadingRows): ((ts: string) => string)[] {
   return out;
 }
 
-/** The queries reading the stored rows of a batch's keys: register_id, ts (µs), value, resolution. */
+/** A run over registers of many readings, as two runs over half the registers each. */
+function halves(set: KeySet): KeySet[] {
+  if (set.stamps || set.registers.length < 2 || set.registers.length * ((set.last - set.first) / set.step! + 1) < SPLIT_READINGS) return [set];
+  const mid = Math.ceil(set.registers.length / 2);
+  return [
+    { ...set, registers: set.registers.slice(0, mid) },
+    { ...set, registers: set.registers.slice(mid) },
+  ];
+}
+
+/** The queries reading the stored rows of a batch's keys: register_id, ts (µs), value, resolution.
+ * A run of many readings is read in two queries (run at once, they took 0.6–2.0 s for 1M rows
+ * where one took 1.9–2.4 s: docs/benchmarks-questdb.md). */
 export function storedStatements(rows: ReadingRows, table: string): string[] {
-  return groupedConditions(rows).map((where) => `SELECT register_id, cast(ts AS long), value, resolution FROM ${table} WHERE ${where('ts')}`);
+  return groupedConditions(rows, true).map((where) => `SELECT register_id, cast(ts AS long), value, resolution FROM ${table} WHERE ${where('ts')}`);
 }
 
 /** What each row of a batch does to the stored readings: NEW (none stored), SAME (stored with
