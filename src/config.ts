@@ -361,7 +361,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (config.timeseriesBackend === 'questdb' && (!config.questdbHttpUrl || !config.questdbPgUrl)) {
     r.problems.push('TIMESERIES_BACKEND=questdb needs QUESTDB_HTTP_URL and QUESTDB_PG_URL');
   }
-  if (!/^[A-Za-z_][A-Za-z0-9_]{0,126}$/.test(config.questdbTable)) r.problems.push('QUESTDB_TABLE must be letters, digits and _ (not starting with a digit)');
+  if (!/^[A-Za-z_][A-Za-z0-9_]{0,117}$/.test(config.questdbTable)) r.problems.push('QUESTDB_TABLE must be letters, digits and _ (not starting with a digit), at most 118 characters');
   if (config.vtnWebhookBackoffCapMs < config.vtnWebhookBackoffBaseMs) r.problems.push('VTN_WEBHOOK_BACKOFF_CAP_MS must not be below VTN_WEBHOOK_BACKOFF_BASE_MS');
   if (!/^(\/[A-Za-z0-9._~-]+)+$/.test(config.vtn31BasePath) || config.vtn31BasePath === '/api/openadr/v1') r.problems.push('VTN31_BASE_PATH must be a path like /api/openadr/3.1.0 (not the v1 path)');
   if (config.mqttUrl !== undefined && !/^mqtts?:\/\//.test(config.mqttUrl)) r.problems.push('MQTT_URL must start with mqtt:// or mqtts://');

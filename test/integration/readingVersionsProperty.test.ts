@@ -16,6 +16,7 @@ import { createPool, type Pool } from '../../src/store/database.ts';
 import { PostgresTimeSeriesStore } from '../../src/store/timeseries/postgres/store.ts';
 import type { ReadingRows, TimeSeriesStore } from '../../src/store/timeseries/types.ts';
 import { WorkerPool } from '../../src/workerPool.ts';
+import { dropQuestDbTable } from '../support/questdbFixtures.ts';
 import { createTestDatabase } from '../support/testApp.ts';
 
 const log = pino({ level: 'silent' });
@@ -26,14 +27,8 @@ const pools: Pool[] = [];
 afterAll(async () => {
   for (const p of pools) await p.end();
   await workers.close();
-  if (questdbHttp && questdbPg) {
-    // The QuestDB table of this run (the server may be shared).
-    const { default: pgClient } = await import('pg');
-    const client = new pgClient.Client({ connectionString: questdbPg });
-    await client.connect();
-    await client.query(`DROP TABLE IF EXISTS versions_${process.pid}`);
-    await client.end();
-  }
+  // The QuestDB tables of this run (the server may be shared): the readings and their versions.
+  if (questdbHttp) await dropQuestDbTable(questdbPg, `versions_${process.pid}`);
 });
 
 const Q = 900_000;

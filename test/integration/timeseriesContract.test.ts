@@ -36,7 +36,7 @@ afterAll(async () => {
     const { default: pgClient } = await import('pg');
     const client = new pgClient.Client({ connectionString: questdbPg });
     await client.connect();
-    await client.query(`DROP TABLE IF EXISTS contract_${process.pid}`);
+    for (const name of [`contract_${process.pid}`, `contract_${process.pid}_versions`]) await client.query(`DROP TABLE IF EXISTS ${name}`);
     await client.end();
   }
 });

@@ -62,6 +62,7 @@ export async function createTimeSeriesStore(config: TimeSeriesConfig, deps: Time
         table: config.questdbTable,
         connections: config.questdbWriteConnections,
         purgeIntervalMs: config.questdbPurgeIntervalMs,
+        versionsRetention: config.versionsRetention,
       },
       deps,
     );
