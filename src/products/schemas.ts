@@ -166,6 +166,17 @@ const validation = {
   deliveredQuantity: nNum,
 };
 
+/** How the transaction reached its resource's VEN (docs/flexibility-loop.md). */
+export const dispatchSchema = objectSchema(
+  {
+    eventID: { type: ['string', 'null'], description: 'The OpenADR event in the provider’s VTN (sent), else null.' },
+    state: { type: 'string', enum: ['pending', 'sent', 'none'], description: 'pending: being written to the VTN; sent: the event shows the current figures; none: no event (reason).' },
+    reason: { type: ['string', 'null'], description: 'Why there is no event (none), or what delays it (pending).' },
+  },
+  ['eventID', 'state', 'reason'],
+  { title: 'Dispatch' },
+);
+
 export const flexibilityTransactionSchema = objectSchema(
   {
     id: int,
@@ -191,6 +202,7 @@ export const flexibilityTransactionSchema = objectSchema(
     referenceReadingValue: nNum,
     validationReadingValue: nNum,
     remunerationPercentage: nNum,
+    dispatch: nullable(dispatchSchema),
   },
   ['id', 'transactionCorrelationId', 'createdBy', 'createdAt', 'organizationId', 'quantity', 'marketId', 'flexibilityOrderId', 'start', 'end', 'resourceId', 'unitPrice', 'counterpartOrganizationId', 'counterpartCreatedBy', 'productType', 'deliveryValidationStatus'],
   { title: 'FlexibilityTransaction' },
