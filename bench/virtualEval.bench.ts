@@ -91,6 +91,12 @@ bench
   .add('baseline Average10Of10Multiplicative, a year of 15-min', () => {
     computeBaseline(BaselineAlgorithm.Average10Of10Multiplicative, baselineInput);
   })
+  .add('baseline PjmCustomerBaseline, a year of 15-min', () => {
+    computeBaseline(BaselineAlgorithm.PjmCustomerBaseline, baselineInput);
+  })
+  .add('baseline Caiso10In10, a year of 15-min', () => {
+    computeBaseline(BaselineAlgorithm.Caiso10In10, baselineInput);
+  })
   .add('running total, daily 06:00 Oslo reset, a year of 15-min', () => {
     runningTotal(targets, yearValues, { resetTimeOfDay: '06:00:00', timeZone: ZONE });
   })

@@ -200,6 +200,9 @@ const BASELINE_DESCRIPTIONS: Record<BaselineAlgorithm, string> = {
   [BaselineAlgorithm.Average10Of10]: 'Average of the 10 most recent similar days',
   [BaselineAlgorithm.Average10Of10Additive]: '10 of 10, additive same-day adjustment (capped)',
   [BaselineAlgorithm.Average10Of10Multiplicative]: '10 of 10, multiplicative same-day adjustment (capped)',
+  [BaselineAlgorithm.PjmCustomerBaseline]: 'PJM Customer Baseline: weekdays High 4 of 5, Saturdays and Sundays/holidays High 2 of 3 over the 45 days before, low-usage days left out, symmetric additive adjustment',
+  [BaselineAlgorithm.Caiso10In10]: 'CAISO 10-in-10: weekdays 10 of 10, weekend days/holidays 4 of 4 over the 45 days before, load point adjustment within ±20%',
+  [BaselineAlgorithm.Caiso10In10Unadjusted]: 'CAISO 10-in-10 without the load point adjustment',
 };
 
 export const RESOURCE_TYPES: CodeTable<ResourceType> = {

@@ -79,6 +79,9 @@ export interface Config {
   /** The flexibility loop: how often other instances' dispatches and VEN usage reports are looked for. */
   dispatchIntervalMs: number;
   usageReportsIntervalMs: number;
+  /** The address clients reach this server at (`https://flex.example.com`), for URLs it hands
+   * out (OpenADR 3.1 /auth/server); unset: built from the request. */
+  publicBaseUrl: string | undefined;
 }
 
 export interface ConfigDoc {
@@ -140,6 +143,7 @@ export const CONFIG_DOCS: ConfigDoc[] = [
   { name: 'VTN_WEBHOOK_BACKOFF_CAP_MS', default: '600000', description: 'Retry backoff cap (10 minutes). A longer Retry-After from the receiver is honoured up to this cap.' },
   { name: 'VTN_READ_CACHE_MS', default: '5000', description: 'VTN read responses are cached in memory and invalidated by every change, on every instance (LISTEN/NOTIFY); this is only the longest an entry is kept. 0 = no cache (every read queries PostgreSQL).' },
   { name: 'VTN31_BASE_PATH', default: '/api/openadr/3.1.0', description: 'Base path of the OpenADR 3.1.0 surface over the same VTN objects (docs/openadr-3.1.md).' },
+  { name: 'PUBLIC_BASE_URL', default: '(from the request)', description: 'The address clients reach the server at (`https://flex.example.com`), used in URLs the server hands out (OpenADR 3.1 `GET /auth/server`). Unset: the request’s Host, or X-Forwarded-Proto/X-Forwarded-Host when TRUST_PROXY=true.' },
   { name: 'MQTT_ENABLED', default: 'true', description: 'MQTT notifications (OpenADR 3.1 notifier): every change is published from the outbox, QoS 1. false: no broker, no MQTT outbox, /notifiers lists webhooks only.' },
   { name: 'MQTT_HOST', default: '127.0.0.1', description: 'Address the embedded MQTT broker listens on (0.0.0.0 for all interfaces; the Docker image sets it).' },
   { name: 'MQTT_PORT', default: '1883', description: 'Port of the embedded MQTT broker (0 picks a free one). Clients authenticate with a VTN access token as password.' },
@@ -295,6 +299,7 @@ export function loadConfig(env: Env = process.env): Config {
     mqttBrokerConcurrency: r.int('MQTT_BROKER_CONCURRENCY', 100, 1, 1_000_000),
     dispatchIntervalMs: r.int('DISPATCH_INTERVAL_MS', 1000, 10, 3_600_000),
     usageReportsIntervalMs: r.int('USAGE_REPORTS_INTERVAL_MS', 1000, 10, 3_600_000),
+    publicBaseUrl: r.raw('PUBLIC_BASE_URL')?.replace(/\/+$/, ''),
   };
   if (config.timeseriesBackend === 'questdb' && (!config.questdbHttpUrl || !config.questdbPgUrl)) {
     r.problems.push('TIMESERIES_BACKEND=questdb needs QUESTDB_HTTP_URL and QUESTDB_PG_URL');
@@ -303,6 +308,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (config.vtnWebhookBackoffCapMs < config.vtnWebhookBackoffBaseMs) r.problems.push('VTN_WEBHOOK_BACKOFF_CAP_MS must not be below VTN_WEBHOOK_BACKOFF_BASE_MS');
   if (!/^(\/[A-Za-z0-9._~-]+)+$/.test(config.vtn31BasePath) || config.vtn31BasePath === '/api/openadr/v1') r.problems.push('VTN31_BASE_PATH must be a path like /api/openadr/3.1.0 (not the v1 path)');
   if (config.mqttUrl !== undefined && !/^mqtts?:\/\//.test(config.mqttUrl)) r.problems.push('MQTT_URL must start with mqtt:// or mqtts://');
+  if (config.publicBaseUrl !== undefined && !/^https?:\/\/[^/?#@\s]+(\/[^?#\s]*)?$/.test(config.publicBaseUrl)) r.problems.push('PUBLIC_BASE_URL must be an http(s) URL without credentials, query or fragment, like https://flex.example.com');
   if (r.problems.length > 0) throw new ConfigError(r.problems);
   return config;
 }

@@ -77,7 +77,7 @@ const tokenForm = objectSchema(
     grant_type: { type: 'string', description: 'Must be `client_credentials`.' },
     client_id: { type: 'string', description: 'Client id (or use HTTP Basic authentication).' },
     client_secret: { type: 'string', description: 'Client secret (or use HTTP Basic authentication).' },
-    audience: { type: 'string', description: 'The API audience; one of TOKEN_AUDIENCES (default `flex-api`).' },
+    audience: { type: 'string', description: 'The API audience; one of TOKEN_AUDIENCES (default `flex-api`). Optional for VTN credentials: their tokens default to the first TOKEN_AUDIENCES entry.' },
     scope: { type: 'string', description: 'Optional space-separated subset of the client’s scopes (VTN credentials) or permissions (organization clients).' },
   },
   [],
@@ -136,14 +136,16 @@ export function tokenRoutes(pool: Pool, signer: TokenSigner, options: TokenRoute
         const credentials = credentialsOf(req);
         if (!form.grant_type) throw oauthError('invalid_request', 'Missing required parameter: grant_type');
         if (form.grant_type !== 'client_credentials') throw oauthError('unsupported_grant_type', 'Only grant_type=client_credentials is supported');
-        if (!form.audience) throw oauthError('invalid_request', 'Missing required parameter: audience');
-        if (!options.audiences.includes(form.audience)) throw oauthError('invalid_target', `Unknown audience ${JSON.stringify(form.audience)}`);
+        if (form.audience !== undefined && !options.audiences.includes(form.audience)) throw oauthError('invalid_target', `Unknown audience ${JSON.stringify(form.audience)}`);
 
         const client = await findClientForToken(pool, credentials.clientId);
         const authentic = client ? await verifySecret(credentials.clientSecret, client.secretHash) : await verifyAgainstDummy(credentials.clientSecret);
         if (!client || !authentic) {
           throw oauthError('invalid_client', 'Client authentication failed', credentials.viaBasic ? { 'WWW-Authenticate': 'Basic realm="flex"' } : {});
         }
+        // OpenADR clients send no audience: a VTN credential's token defaults to the first one.
+        const audience = form.audience || (client.kind === 'vtn' ? options.audiences[0] : undefined);
+        if (!audience) throw oauthError('invalid_request', 'Missing required parameter: audience');
 
         const granted = client.kind === 'vtn' ? client.scopes : client.permissions;
         let selected = granted;
@@ -162,7 +164,7 @@ export function tokenRoutes(pool: Pool, signer: TokenSigner, options: TokenRoute
             ver: client.tokenVersion,
             ...(client.kind === 'vtn' ? { scope: selected.join(' ') } : { perm: selected }),
           },
-          form.audience,
+          audience,
         );
         const body: Record<string, unknown> = { access_token: accessToken, token_type: 'Bearer', expires_in: signer.ttlSeconds };
         if (client.kind === 'vtn' || form.scope) body.scope = selected.join(' ');

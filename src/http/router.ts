@@ -322,6 +322,7 @@ export class Router {
       throw new HttpError('malformed_json', `The request body is not valid JSON: ${(err as Error).message}`);
     }
     refuseUnstorableText(value, '', 'Invalid request body');
+    if (route.def.prepareBody) value = route.def.prepareBody(value);
     if (route.validateBody && !route.validateBody(value)) {
       throw new HttpError('validation_failed', 'Invalid request body', { errors: toFieldErrors(route.validateBody.errors, '') });
     }

@@ -56,6 +56,9 @@ export const READ_HEADERS = [
   'origin',
   'access-control-request-method',
   'access-control-request-headers',
+  'host',
+  'x-forwarded-proto',
+  'x-forwarded-host',
 ] as const;
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;

@@ -122,6 +122,8 @@ export interface RouteDef {
   bodyKind?: BodyKind;
   /** Schema of the body: validated for `json` and `form`, documentation only for `raw`. */
   body?: JsonSchema;
+  /** Rewrites a parsed JSON body before it is validated (e.g. OpenADR's nulls for absent members). */
+  prepareBody?: (body: unknown) => unknown;
   /** Media type documented for a `raw` body (default application/json). */
   bodyMediaType?: string;
   /** A realistic request body for the OpenAPI document (validated against `body` by a test). */

@@ -210,14 +210,67 @@ export async function setEventDays(pool: Pool, registerId: number, days: readonl
   });
 }
 
-/** Marks days as event days (used by the products domain when a delivery is activated). */
-export async function addEventDays(db: Queryable, registerId: number, days: readonly string[]): Promise<void> {
+/** Marks days as event days (used by the products domain when a delivery is activated), and
+ * records the event's period when it is known: baselines compare and adjust the day by it. */
+export async function addEventDays(db: Queryable, registerId: number, days: readonly string[], period?: { start: Date; end: Date }): Promise<void> {
   await db.query('INSERT INTO register_event_days (register_id, day) SELECT $1, unnest($2::date[]) ON CONFLICT DO NOTHING', [registerId, days]);
+  if (period) await db.query('INSERT INTO register_event_periods (register_id, starts_at, ends_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [registerId, period.start, period.end]);
 }
 
 export async function eventDaysBetween(db: Queryable, registerId: number, from: string, to: string): Promise<string[]> {
   const { rows } = await db.query<{ day: string }>(
     "SELECT to_char(day, 'YYYY-MM-DD') AS day FROM register_event_days WHERE register_id = $1 AND day BETWEEN $2::date AND $3::date ORDER BY day",
+    [registerId, from, to],
+  );
+  return rows.map((r) => r.day);
+}
+
+export interface EventPeriodRow {
+  start: Date;
+  end: Date;
+}
+
+export async function getEventPeriods(db: Queryable, registerId: number): Promise<EventPeriodRow[]> {
+  const { rows } = await db.query<EventPeriodRow>('SELECT starts_at AS start, ends_at AS "end" FROM register_event_periods WHERE register_id = $1 ORDER BY starts_at, ends_at', [registerId]);
+  return rows;
+}
+
+export async function setEventPeriods(pool: Pool, registerId: number, periods: readonly { start: string; end: string }[]): Promise<void> {
+  await withTransaction(pool, async (tx) => {
+    await tx.query('DELETE FROM register_event_periods WHERE register_id = $1', [registerId]);
+    await tx.query(
+      'INSERT INTO register_event_periods (register_id, starts_at, ends_at) SELECT $1, s, e FROM unnest($2::timestamptz[], $3::timestamptz[]) AS p(s, e) ON CONFLICT DO NOTHING',
+      [registerId, periods.map((p) => p.start), periods.map((p) => p.end)],
+    );
+  });
+}
+
+/** Event periods that overlap [from, to) (UTC ms), as the baseline computation takes them. */
+export async function eventPeriodsBetween(db: Queryable, registerId: number, from: number, to: number): Promise<{ start: number; end: number }[]> {
+  const { rows } = await db.query<EventPeriodRow>(
+    'SELECT starts_at AS start, ends_at AS "end" FROM register_event_periods WHERE register_id = $1 AND starts_at < $3 AND ends_at > $2 ORDER BY starts_at',
+    [registerId, new Date(from), new Date(to)],
+  );
+  return rows.map((r) => ({ start: r.start.getTime(), end: r.end.getTime() }));
+}
+
+// Holidays (of a baseline register) ----------------------------------------------------------
+
+export async function getHolidays(db: Queryable, registerId: number): Promise<string[]> {
+  const { rows } = await db.query<{ day: string }>("SELECT to_char(day, 'YYYY-MM-DD') AS day FROM register_holidays WHERE register_id = $1 ORDER BY day", [registerId]);
+  return rows.map((r) => r.day);
+}
+
+export async function setHolidays(pool: Pool, registerId: number, days: readonly string[]): Promise<void> {
+  await withTransaction(pool, async (tx) => {
+    await tx.query('DELETE FROM register_holidays WHERE register_id = $1', [registerId]);
+    await tx.query('INSERT INTO register_holidays (register_id, day) SELECT $1, unnest($2::date[]) ON CONFLICT DO NOTHING', [registerId, days]);
+  });
+}
+
+export async function holidaysBetween(db: Queryable, registerId: number, from: string, to: string): Promise<string[]> {
+  const { rows } = await db.query<{ day: string }>(
+    "SELECT to_char(day, 'YYYY-MM-DD') AS day FROM register_holidays WHERE register_id = $1 AND day BETWEEN $2::date AND $3::date ORDER BY day",
     [registerId, from, to],
   );
   return rows.map((r) => r.day);

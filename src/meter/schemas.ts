@@ -130,4 +130,20 @@ export const eventDaysSchema = objectSchema(
   { title: 'EventDays' },
 );
 
+export const eventPeriodsSchema = objectSchema(
+  {
+    periods: arrayOf(objectSchema({ start: dateTime, end: dateTime }, ['start', 'end'], { title: 'EventPeriod', description: 'An event from `start` to `end` (end > start, at most 31 days).' }), {
+      maxItems: 10000,
+    }),
+  },
+  ['periods'],
+  { title: 'EventPeriods' },
+);
+
+export const holidaysSchema = objectSchema(
+  { days: arrayOf({ type: 'string', format: 'date' }, { maxItems: 10000, uniqueItems: true }) },
+  ['days'],
+  { title: 'Holidays' },
+);
+
 export { dateTime };

@@ -13,22 +13,17 @@ import type { Queryable } from '../store/database.ts';
 import { seriesJson } from '../store/timeseries/readingJson.ts';
 import type { Series, TimeSeriesStore } from '../store/timeseries/types.ts';
 import type { WorkerPool } from '../workerPool.ts';
-import { baselineLookbackDays } from '../shared/virtual/baselineAlgorithms.ts';
+import { baselineHistoryEnd, baselineHistoryStart, baselineReach, excludedDaySet } from '../shared/virtual/baselineDays.ts';
 import { previousResetInstant } from '../shared/virtual/runningTotal.ts';
-import { nextLocalMidnight, startOfLocalDay } from '../shared/virtual/time.ts';
+import { dayIndexOfKey, dayIndexToKey, localDayAt, nextLocalMidnight, startOfLocalDay } from '../shared/virtual/time.ts';
 import type { VirtualTask } from '../shared/virtual/contract.ts';
-import { eventDaysBetween, registersForRead, type RegisterForRead } from './meterStore.ts';
+import { eventDaysBetween, eventPeriodsBetween, holidaysBetween, registersForRead, type RegisterForRead } from './meterStore.ts';
 import { aggregateOf } from './readingsQuery.ts';
 import type { ComputedSeries, ReadWindow, VirtualEngine } from './virtualEngine.ts';
 
 const MAX_DEPTH = 8;
 /** Most buckets a virtual register is computed over in one request. */
 const MAX_NATIVE_BUCKETS = 2_000_000;
-const DAY_MS = 86_400_000;
-/** How far back event days are counted when sizing a baseline's lookback. */
-const MAX_EXCLUSION_WINDOW_DAYS = 200;
-
-const dayKey = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 interface Computed {
   timestamps: Float64Array;
@@ -131,22 +126,30 @@ export class VirtualRegisters implements VirtualEngine {
       }
       case CalculationType.Baseline: {
         const [source] = await this.sources(register);
-        // Event days widen the search for similar days: count those in a generous window first.
-        const last = computeTargets[n - 1]!;
-        const window = await eventDaysBetween(this.db, source!.id, dayKey(computeTargets[0]! - MAX_EXCLUSION_WINDOW_DAYS * DAY_MS), dayKey(last + DAY_MS));
-        const lookbackDays = baselineLookbackDays(def.baselineAlgorithmType!, window.length) + 1;
-        const historyStart = computeTargets[0]! - lookbackDays * DAY_MS;
-        const excluded = window.filter((d) => d >= dayKey(historyStart - DAY_MS));
-        const historyTargets = bucketStarts(historyStart, bucketEnd(computeTargets[n - 1]!, resolution, timeZone), resolution, timeZone);
+        const algorithm = def.baselineAlgorithmType!;
+        // A target day's baseline depends on the days before it only: event days and holidays are
+        // read from as far back as any search reaches, up to the last target day and never after.
+        const reach = baselineReach(computeTargets, timeZone);
+        const [excludedDays, eventPeriods, holidays] = await Promise.all([
+          eventDaysBetween(this.db, source!.id, dayIndexToKey(reach.fromDay), dayIndexToKey(reach.lastDay)),
+          eventPeriodsBetween(this.db, source!.id, localDayAt(reach.fromDay, timeZone).start, localDayAt(reach.lastDay, timeZone).end),
+          holidaysBetween(this.db, register.id, dayIndexToKey(reach.fromDay), dayIndexToKey(reach.lastDay)),
+        ]);
+        const excluded = excludedDaySet(excludedDays.map(dayIndexOfKey), eventPeriods, timeZone);
+        const historyStart = baselineHistoryStart(algorithm, computeTargets, reach, excluded);
+        const historyEnd = Math.max(baselineHistoryEnd(reach, timeZone), bucketEnd(computeTargets[n - 1]!, resolution, timeZone));
+        const historyTargets = bucketStarts(historyStart, historyEnd, resolution, timeZone);
         const history = await this.seriesOf(source!, historyTargets, resolution, depth);
         values = await this.run({
           kind: 'baseline',
-          algorithm: def.baselineAlgorithmType!,
+          algorithm,
           targetTimestamps: computeTargets,
           resolutionSeconds: resolution,
           timeZone,
           history: { timestamps: history.timestamps, values: history.values },
-          excludedDays: excluded,
+          excludedDays,
+          eventPeriods,
+          holidays,
         });
         let latest = NaN;
         for (const u of history.updatedAt) if (!(u <= latest)) latest = u;

@@ -218,8 +218,11 @@ export async function acceptFlexibilityOrder(pool: Pool, orderId: number, accept
        FROM flexibility_orders o WHERE o.id = $1 RETURNING id`,
       [orderId, acceptance.organizationId, createdBy, acceptance.resourceId, String(acceptance.quantity)],
     );
-    // The delivery days are event days for baselines of the resource's meter.
-    if (resource!.actual_register_id !== null) await addEventDays(tx, resource!.actual_register_id, eventDays(order.start.getTime(), order.end.getTime(), resource!.time_zone ?? 'UTC'));
+    // The delivery days are event days for baselines of the resource's meter, and the delivery
+    // period their event hours.
+    if (resource!.actual_register_id !== null) {
+      await addEventDays(tx, resource!.actual_register_id, eventDays(order.start.getTime(), order.end.getTime(), resource!.time_zone ?? 'UTC'), { start: order.start, end: order.end });
+    }
     return rows[0]!.id;
   });
 }

@@ -1,7 +1,7 @@
 // What every VTN route shares: its dependencies, the write transaction that also writes the
 // outbox, the common query parameters (paging, targets, time window) and JSON replies built
 // from stored documents.
-import { badRequest } from '../http/errors.ts';
+import { badRequest, HttpError } from '../http/errors.ts';
 import { INT32_MAX } from '../http/schemas.ts';
 import type { ApiReply } from '../http/types.ts';
 import { parseUtcTimestamp } from '../http/validation.ts';
@@ -116,4 +116,18 @@ export function timeWindow(q: WindowParams): { start?: string; end?: string } {
     throw badRequest('x-end must be after x-start', [{ path: 'query.x-end', message: 'must be after x-start' }]);
   }
   return { start, end };
+}
+
+/** A body naming an object that does not exist or that the caller may not see (an event's
+ * program, a report's event, …). 400 on /api/openadr/v1; the OpenADR 3.1.0 surface answers 409,
+ * whose text in that document reads "Could for example be a violation of a foreign key
+ * constraint" (docs/openadr-3.1.md, "Interoperability"). */
+export class UnknownReference extends HttpError {
+  constructor(detail: string, path: string, message: string) {
+    super('validation_failed', detail, { errors: [{ path, message }] });
+  }
+
+  asConflict(): HttpError {
+    return new HttpError('conflict', this.message, { errors: this.errors });
+  }
 }

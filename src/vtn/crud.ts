@@ -10,6 +10,7 @@ import type { Queryable } from '../store/database.ts';
 import { vtnAuth, vtnCaller, type VtnCaller } from './access.ts';
 import { jsonReply, TAG_PREFIX, type VtnDeps } from './context.ts';
 import type { CacheGroup, ReadCache } from './readCache.ts';
+import { nullsAsAbsent } from './nulls.ts';
 import { objectId } from './schemas.ts';
 
 type Params = Record<string, string>;
@@ -30,6 +31,9 @@ export interface CollectionSpec<Q, B> {
   /** Read responses are cached until a change in one of these groups (readCache.ts). */
   cache: ReadCache;
   readsFrom: (caller: VtnCaller) => readonly CacheGroup[];
+  /** Whose view a read is cached for (default: each VEN client its own, business-logic clients
+   * one); subscriptions show their bearer tokens to their writer only, so each caller its own. */
+  viewerOf?: (caller: VtnCaller) => string;
   notes?: { list?: string; create?: string; update?: string; remove?: string };
   /** OpenAPI tag prefix (default `OpenADR VTN`; the 3.1.0 surface has its own). */
   tagPrefix?: string;
@@ -78,10 +82,12 @@ export function collectionRoutes<Q, B>(spec: CollectionSpec<Q, B>): RouteDef[] {
   };
   const collectionParams = parentParams.length > 0 ? { params: params(parentParams) } : {};
   // What a caller may see depends on who it is only for VEN clients.
-  const viewer = (caller: VtnCaller) => (caller.ven ? `ven:${caller.clientId}` : 'bl');
+  const viewer = spec.viewerOf ?? ((caller: VtnCaller) => (caller.ven ? `ven:${caller.clientId}` : 'bl'));
   const cached = (caller: VtnCaller, key: string, read: () => Promise<string | undefined>) =>
     spec.cache.get(caller.organizationId, spec.readsFrom(caller), `${caller.organizationId}|${viewer(caller)}|${key}`, read);
   const itemParams = { params: params([...parentParams, spec.idParam]) };
+  // OpenADR clients send null for optional members they were not given (nulls.ts).
+  const prepareBody = nullsAsAbsent(spec.schema);
   return [
     {
       ...common,
@@ -108,6 +114,7 @@ export function collectionRoutes<Q, B>(spec: CollectionSpec<Q, B>): RouteDef[] {
       description: spec.notes?.create,
       auth: write,
       body: spec.schema,
+      prepareBody,
       bodyExample: spec.example,
       responses: { 201: { description: `The created ${spec.noun}`, schema: spec.schema } },
       handler: async (req: ApiRequest<Params, unknown, B>) => jsonReply(201, await spec.create(vtnCaller(req.principal), req.body, req.params)),
@@ -135,6 +142,7 @@ export function collectionRoutes<Q, B>(spec: CollectionSpec<Q, B>): RouteDef[] {
       description: spec.notes?.update,
       auth: write,
       body: spec.schema,
+      prepareBody,
       bodyExample: spec.example,
       responses: { 200: { description: `The updated ${spec.noun}`, schema: spec.schema } },
       handler: async (req: ApiRequest<Params, unknown, B>) => found(200, req, await spec.update(vtnCaller(req.principal), req.params[spec.idParam]!, req.body, req.params)),

@@ -1,10 +1,9 @@
 // Events: SQL and rules. An event's programID must name an existing program (400). Listing
 // order: priority (lower first, none last), then creation. The time span kept beside the
 // document (timeSpan.ts) serves the x-start/x-end filter.
-import { badRequest } from '../http/errors.ts';
 import type { Queryable } from '../store/database.ts';
 import type { VtnCaller } from './access.ts';
-import { mutate, timeWindow, type PageParams, type TargetParams, type VtnDeps, type WindowParams } from './context.ts';
+import { mutate, timeWindow, UnknownReference, type PageParams, type TargetParams, type VtnDeps, type WindowParams } from './context.ts';
 import { deleteRow, findObject, insertRow, listWhere, restrictTo, updateRow } from './objects.ts';
 import type { Change } from './outbox.ts';
 import { documentOf, listDocuments, newStamp, replacedStamp, Where } from './sql.ts';
@@ -34,7 +33,7 @@ export function addWindow(w: Where, q: WindowParams): void {
 }
 
 export function listEvents(db: Queryable, caller: VtnCaller, q: EventQuery): Promise<string> {
-  const w = listWhere(caller, q);
+  const w = listWhere(caller, q, ['EVENT_NAME', `(t.doc->>'eventName')`]);
   if (q.programID !== undefined) w.add(`t.program_id = ${w.param(q.programID)}`);
   addWindow(w, q);
   return listDocuments(db, TABLE, restrictTo(w, caller, 'targeted'), ORDER, q);
@@ -60,11 +59,12 @@ export function change(caller: VtnCaller, operation: Change['operation'], id: st
 }
 
 /** Only business-logic clients write events and they see every program, so the foreign key is
- * the reference check (one round trip less than asking first); its violation becomes the 400. */
+ * the reference check (one round trip less than asking first); its violation becomes the
+ * unknown reference (400, or 409 on 3.1.0). */
 function unknownProgram(err: unknown, programID: string): unknown {
   const e = err as { code?: string; constraint?: string };
   return e.code === '23503' && e.constraint === 'vtn_events_program_fkey'
-    ? badRequest(`Program ${programID} does not exist`, [{ path: 'programID', message: 'must name an existing program' }])
+    ? new UnknownReference(`Program ${programID} does not exist`, 'programID', 'must name an existing program')
     : err;
 }
 

@@ -15,8 +15,8 @@
 // keys as the REST privacy rules).
 import type { Queryable } from '../store/database.ts';
 import type { Change } from './outbox.ts';
-import { VEN_NAME_TARGET } from './targets.ts';
 import { TO_31_OPERATION } from './v31/representation.ts';
+import { reachesVenSql } from './visibility.ts';
 
 export const TOPIC_ROOT = 'openadr3';
 
@@ -72,14 +72,14 @@ export function fixedTopics(change: Change, venId: string | undefined): string[]
 
 // $1 org, $2 fixed topics, $3 per-VEN suffix ('' = none: not a targeted kind), $4 the object's
 // target keys, $5 kind, $6 operation, $7 object id, $8 doc, $9 ext, $10 client id.
-// Untargeted programs and events reach every VEN; targeted ones the VENs whose targets or
-// VEN_NAME share a key with them.
+// Untargeted programs and events reach every VEN; targeted ones the VENs whose reach shares a
+// key with them (visibility.ts).
 const ENQUEUE = `
 INSERT INTO vtn_mqtt_messages (organization_id, object_type, operation, object_id, object, ext, client_id, topics)
 SELECT $1::int, $5, $6, $7, $8, $9, $10, $2::text[] || CASE WHEN $3::text = '' THEN '{}'::text[] ELSE coalesce((
   SELECT array_agg('${TOPIC_ROOT}/' || $1::int || '/vens/' || v.id || $3::text ORDER BY v.seq) FROM vtn_vens v
   WHERE v.organization_id = $1::int
-    AND (cardinality($4::text[]) = 0 OR (v.target_keys || ('${VEN_NAME_TARGET}' || chr(31) || v.ven_name)) && $4::text[])
+    AND ${reachesVenSql('$4::text[]')}
 ), '{}') END`;
 
 /** Writes the MQTT message of a change (inside the change's transaction). */

@@ -5,7 +5,7 @@ import type { Queryable } from '../store/database.ts';
 import type { VtnCaller } from './access.ts';
 import { targetFilter, type TargetParams } from './context.ts';
 import { query, Where, type Stamp } from './sql.ts';
-import { venReachSql } from './targets.ts';
+import { clientReachSql } from './visibility.ts';
 
 export type Visibility = 'targeted' | 'owned' | 'ven' | 'resource';
 
@@ -15,8 +15,8 @@ export function visibleTo(caller: VtnCaller, visibility: Visibility, w: Where): 
   const client = w.param(caller.clientId);
   switch (visibility) {
     case 'targeted':
-      // Untargeted programs and events are for everyone; targeted ones for the VENs they name.
-      return `(cardinality(t.target_keys) = 0 OR t.target_keys && ${venReachSql('t.organization_id', client)})`;
+      // Untargeted programs and events are for everyone; targeted ones for the VENs they reach.
+      return `(cardinality(t.target_keys) = 0 OR t.target_keys && ${clientReachSql('t.organization_id', client)})`;
     case 'owned':
       return `t.owner_client_id = ${client}`;
     case 'ven':
@@ -41,17 +41,29 @@ export interface FindOptions {
   where?: (w: Where) => void;
   /** Lock the row for an update or delete in this transaction. */
   forUpdate?: boolean;
-  /** SQL producing the served JSON text (default: the stored document). */
-  docExpression?: string;
+  /** SQL producing the served JSON text (default: the stored document); a function may add
+   * parameters. */
+  docExpression?: string | ((w: Where) => string);
 }
 
+/** A kind's own name as a target type of the filter (OpenADR 3.0.1's PROGRAM_NAME, EVENT_NAME,
+ * VEN_NAME, RESOURCE_NAME): `[type, SQL of the name on alias t]`. */
+export type NameTarget = readonly [type: string, column: string];
+
 /** The conditions every listing starts from: the caller's organization and, when the query has
- * one, its target filter (a bad one is a 400 before any SQL). */
-export function listWhere(caller: VtnCaller, targets?: TargetParams): Where {
+ * one, its target filter (a bad one is a 400 before any SQL). The filter keeps objects having any
+ * of the targets asked for; with `nameTarget`, the object's name counts as one of its targets
+ * (clients look programs and VENs up by `targetType=PROGRAM_NAME`/`VEN_NAME`). This only narrows
+ * a listing: what a VEN client may see is decided by visibility.ts alone. */
+export function listWhere(caller: VtnCaller, targets?: TargetParams, nameTarget?: NameTarget): Where {
   const keys = targets && targetFilter(targets);
   const w = new Where();
   w.add(`t.organization_id = ${w.param(caller.organizationId)}`);
-  if (keys) w.add(`t.target_keys && ${w.param(keys)}::text[]`);
+  if (keys) {
+    const k = w.param(keys);
+    const byName = nameTarget ? ` OR ('${nameTarget[0]}' || chr(31) || ${nameTarget[1]}) = ANY(${k}::text[])` : '';
+    w.add(`(t.target_keys && ${k}::text[]${byName})`);
+  }
   return w;
 }
 
@@ -69,9 +81,10 @@ export async function findObject(db: Queryable, table: string, caller: VtnCaller
   options.where?.(w);
   restrictTo(w, caller, options.visibility);
   const columns = options.columns ? `, ${options.columns}` : '';
+  const docExpression = typeof options.docExpression === 'function' ? options.docExpression(w) : options.docExpression;
   const rows = await query<FoundRow>(
     db,
-    `SELECT ${options.docExpression ?? 't.doc::text'} AS doc, t.doc->>'createdDateTime' AS "createdDateTime", t.doc->>'modificationDateTime' AS "modificationDateTime"${columns}
+    `SELECT ${docExpression ?? 't.doc::text'} AS doc, t.doc->>'createdDateTime' AS "createdDateTime", t.doc->>'modificationDateTime' AS "modificationDateTime"${columns}
      FROM ${table} t ${w.sql}${options.forUpdate ? ' FOR UPDATE' : ''}`,
     w.values,
   );

@@ -13,7 +13,8 @@
 // with 100 subscriptions it replaced a query returning them to the application plus an insert.
 import type { Queryable } from '../store/database.ts';
 import type { ObjectKind, Operation } from './schemas.ts';
-import { venReachSql, type ValuesMap } from './targets.ts';
+import type { ValuesMap } from './targets.ts';
+import { clientReachSql } from './visibility.ts';
 
 export interface Change {
   organizationId: number;
@@ -48,7 +49,7 @@ WITH matched AS (
     AND ($3::text IS NULL OR s.program_id = $3)
     AND (cardinality(s.target_keys) = 0 OR cardinality($4::text[]) = 0 OR s.target_keys && $4::text[])
     AND (NOT s.owner_is_ven OR CASE WHEN $5::boolean
-      THEN cardinality($4::text[]) = 0 OR $4::text[] && ${venReachSql('s.organization_id', 's.owner_client_id')}
+      THEN cardinality($4::text[]) = 0 OR $4::text[] && ${clientReachSql('s.organization_id', 's.owner_client_id')}
       ELSE s.owner_client_id = $6 END)
   ORDER BY s.seq, cb.callback_url, cb.bearer_token
 ),

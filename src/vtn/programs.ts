@@ -21,7 +21,7 @@ export interface ProgramBody {
 export type ProgramQuery = PageParams & TargetParams;
 
 export function listPrograms(db: Queryable, caller: VtnCaller, q: ProgramQuery): Promise<string> {
-  return listDocuments(db, TABLE, restrictTo(listWhere(caller, q), caller, 'targeted'), ['seq'], q);
+  return listDocuments(db, TABLE, restrictTo(listWhere(caller, q, ['PROGRAM_NAME', 't.program_name']), caller, 'targeted'), ['seq'], q);
 }
 
 export async function getProgram(db: Queryable, caller: VtnCaller, id: string): Promise<string | undefined> {

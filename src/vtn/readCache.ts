@@ -159,6 +159,13 @@ export class ReadCache {
     return pending;
   }
 
+  /** The cached response for `key` if it is valid now, without reading (for synchronous callers). */
+  peek(organizationId: number, groups: readonly CacheGroup[], key: string): Buffer | undefined {
+    if (!this.live) return undefined;
+    const hit = this.entries.get(key);
+    return hit && hit.stamp === this.stamp(organizationId, groups) && hit.expires > Date.now() ? hit.body : undefined;
+  }
+
   private store(key: string, stamp: string, body: Buffer | undefined, readAt: number): void {
     if (body === undefined || !this.live) return;
     const old = this.entries.get(key);

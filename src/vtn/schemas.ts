@@ -60,7 +60,7 @@ const valuesMaps = { type: ['array', 'null'], items: valuesMap } as const;
 export const intervalPeriod = object(
   { start: { ...utcDateTime, example: '2024-06-15T09:30:00Z' }, duration, randomizeStart: duration },
   ['start'],
-  { title: 'IntervalPeriod', description: 'Start (UTC), duration (ISO 8601; absent or PT0S = open-ended) and optional start randomization. Not nullable (OpenADR 3.0.1): omit a member instead of sending null.' },
+  { title: 'IntervalPeriod', description: 'Start (UTC), duration (ISO 8601; absent or PT0S = open-ended) and optional start randomization. Not nullable in OpenADR 3.0.1: null for it or for an optional member in it reads as absent (docs/vtn.md).' },
 );
 
 export const interval = object(

@@ -37,9 +37,10 @@ export function subscriptionRoutes(deps: VtnDeps): RouteDef[] {
     readScopes: SCOPES.readSubscriptions,
     writeScopes: SCOPES.writeSubscriptions,
     readsFrom: () => ['SUBSCRIPTION'],
+    viewerOf: (caller) => `client:${caller.clientId}`,
     ...kindOperations(deps, { list: listSubscriptions, create: createSubscription, get: getSubscription, update: updateSubscription, remove: deleteSubscription }),
     notes: {
-      list: 'In creation order. VEN clients see only the subscriptions they created.',
+      list: 'In creation order. VEN clients see only the subscriptions they created. A bearerToken is shown only to the subscription’s writer.',
       create:
         'programID must name an existing program (400). Each callbackUrl must be http or https, without credentials, and (unless VTN_WEBHOOK_ALLOW_PRIVATE) not a loopback, private or link-local address. Notifications: POST callbackUrl with `{notificationID, objectType, operation, object, targets}` (schema VtnNotification) and `Authorization: Bearer <bearerToken>`; see docs/vtn.md.',
       remove: 'Pending notifications of the subscription are dropped; nothing more is sent for it.',

@@ -46,12 +46,6 @@ export function overlaps(a: readonly string[], b: readonly string[]): boolean {
   return b.some((k) => set.has(k));
 }
 
-/** The implicit target every VEN has besides its `targets`: its own name (OpenADR VEN_NAME). */
+/** The target type naming a VEN (OpenADR's VEN_NAME): reaches the VEN whose name is granted
+ * (visibility.ts). */
 export const VEN_NAME_TARGET = 'VEN_NAME';
-
-/** SQL for the target keys a VEN client is reached by: the targets of the VENs bound to it
- * and their VEN_NAME. `org` and `client` are SQL expressions (parameters or columns). */
-export function venReachSql(org: string, client: string): string {
-  return `(SELECT coalesce(array_agg(k), '{}') FROM vtn_vens rv, unnest(rv.target_keys || ('${VEN_NAME_TARGET}' || chr(31) || rv.ven_name)) k
-    WHERE rv.organization_id = ${org} AND rv.client_id = ${client})`;
-}

@@ -2,9 +2,10 @@
 // resources nested. `clientID` (OpenADR 3.1's field, an extension here) binds a VEN to the VTN
 // credential acting as it: a VEN client's VENs are bound to it, business-logic clients may bind
 // or unbind (null) any VEN; an absent clientID on update keeps the binding. A VEN client cannot
-// set or change its VENs' targets, nor rename them (its name is a VEN_NAME target) (403):
-// targets decide which events it receives. Deleting a
-// VEN deletes its resources (they are part of it) and notifies their deletion too.
+// set or change its VENs' targets (403): targets decide which events it receives. It may rename
+// its VEN (OpenADR 3.1.0 restricts only targets), but a name counts as a VEN_NAME target only
+// when a business-logic client gave or confirmed it (visibility.ts). Deleting a VEN deletes its
+// resources (they are part of it) and notifies their deletion too.
 import { conflict, forbidden } from '../http/errors.ts';
 import type { PoolClient, Queryable } from '../store/database.ts';
 import type { VtnCaller } from './access.ts';
@@ -13,7 +14,8 @@ import { deleteRow, findObject, insertRow, listWhere, restrictTo, updateRow } fr
 import type { Change } from './outbox.ts';
 import { resourceChange } from './resources.ts';
 import { documentOf, listDocuments, newStamp, query, replacedStamp, violatedUnique } from './sql.ts';
-import { sameKeys, targetKeys, type ValuesMap } from './targets.ts';
+import { sameKeys, targetKeys, VEN_NAME_TARGET, type ValuesMap } from './targets.ts';
+import { refreshReach } from './visibility.ts';
 
 const TABLE = 'vtn_vens';
 
@@ -31,7 +33,7 @@ export interface VenBody {
 export type VenQuery = PageParams & TargetParams & { venName?: string };
 
 export function listVens(db: Queryable, caller: VtnCaller, q: VenQuery): Promise<string> {
-  const w = listWhere(caller, q);
+  const w = listWhere(caller, q, [VEN_NAME_TARGET, 't.ven_name']);
   if (q.venName !== undefined) w.add(`t.ven_name = ${w.param(q.venName)}`);
   return listDocuments(db, TABLE, restrictTo(w, caller, 'ven'), ['seq'], q, VEN_WITH_RESOURCES);
 }
@@ -63,15 +65,19 @@ export async function createVen(deps: VtnDeps, caller: VtnCaller, body: VenBody)
   if (caller.ven && targetKeys(body.targets).length > 0) throw forbidden('A VEN client cannot set its VEN’s targets');
   const client = binding(caller, body.clientID, null);
   const stamp = newStamp();
-  const base = JSON.stringify(documentOf('VEN', stamp, body, { clientID: client }, ['resources']));
+  // A VEN client's VEN starts with the targets business logic gave it: none ([]).
+  const base = JSON.stringify(documentOf('VEN', stamp, body, caller.ven ? { targets: [], clientID: client } : { clientID: client }, ['resources']));
   try {
     return await mutate(deps, async (tx) => {
       await insertRow(tx, TABLE, caller, stamp, {
         ven_name: body.venName,
         client_id: client,
         target_keys: targetKeys(body.targets),
+        // A name the VEN client picked itself reaches nothing until a business-logic client confirms it.
+        name_granted: !caller.ven,
         doc: base,
       });
+      await refreshReach(tx, caller.organizationId, stamp.id);
       const doc = `${base.slice(0, -1)},"resources":[]}`;
       return { result: doc, changes: [change(caller, 'POST', stamp.id, doc, body.targets, client)] };
     });
@@ -83,22 +89,24 @@ export async function createVen(deps: VtnDeps, caller: VtnCaller, body: VenBody)
 export async function updateVen(deps: VtnDeps, caller: VtnCaller, id: string, body: VenBody): Promise<string | undefined> {
   try {
     return await mutate(deps, async (tx) => {
-      const found = await findObject(tx, TABLE, caller, id, { visibility: 'ven', forUpdate: true, columns: `t.client_id AS "clientId", t.ven_name AS "venName", t.target_keys AS keys, t.doc->'targets' AS targets` });
+      const found = await findObject(tx, TABLE, caller, id, { visibility: 'ven', forUpdate: true, columns: `t.client_id AS "clientId", t.ven_name AS "venName", t.name_granted AS "nameGranted", t.target_keys AS keys, t.doc->'targets' AS targets` });
       if (!found) return { result: undefined, changes: [] };
       let targets = body.targets;
       if (caller.ven) {
-        // Omitted targets keep the stored ones; sending them back unchanged is fine.
-        if (targets === undefined) targets = found.targets as ValuesMap[] | null;
+        // Omitted (or null) targets keep the stored ones; sending them back unchanged is fine.
+        if (targets === undefined || targets === null) targets = found.targets as ValuesMap[] | null;
         else if (!sameKeys(targetKeys(targets), found.keys as string[])) throw forbidden('A VEN client cannot change its VEN’s targets');
-        // Its name is a target too (VEN_NAME): renaming would reach events meant for another name.
-        if (body.venName !== found.venName) throw forbidden('A VEN client cannot rename its VEN: events target VENs by name');
       }
+      // A business-logic client's write grants the name as a VEN_NAME target; a VEN client keeps
+      // the grant only while it keeps the name.
+      const nameGranted = caller.ven ? (found.nameGranted as boolean) && body.venName === found.venName : true;
       const client = binding(caller, body.clientID, found.clientId as string | null);
       const stamp = replacedStamp(id, found);
       const extra: Record<string, unknown> = { clientID: client };
       if (targets !== undefined) extra.targets = targets;
       const base = JSON.stringify(documentOf('VEN', stamp, body, extra, ['resources']));
-      await updateRow(tx, TABLE, caller, stamp, { ven_name: body.venName, client_id: client, target_keys: targetKeys(targets), doc: base });
+      await updateRow(tx, TABLE, caller, stamp, { ven_name: body.venName, client_id: client, target_keys: targetKeys(targets), name_granted: nameGranted, doc: base });
+      await refreshReach(tx, caller.organizationId, id);
       const doc = await served(tx, caller, id);
       return { result: doc, changes: [change(caller, 'PUT', id, doc, targets, client)] };
     });

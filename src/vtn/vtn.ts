@@ -89,7 +89,7 @@ export function createVtn(pool: Pool, log: Logger, config: Config, auth: VtnAuth
   return {
     routes: [
       ...vtnRoutes(deps),
-      ...v31Routes(deps, { basePath: config.vtn31BasePath, mqtt: mqttInfo }),
+      ...v31Routes(deps, { basePath: config.vtn31BasePath, mqtt: mqttInfo, publicBaseUrl: config.publicBaseUrl, trustProxy: config.trustProxy }),
       ...usageReportRoutes(deps),
       ...usageReportRoutes(deps, config.vtn31BasePath, TAG_PREFIX_31),
       ...notificationAdminRoutes(pool, dispatcher.kick),

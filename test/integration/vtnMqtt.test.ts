@@ -52,6 +52,10 @@ describe('MQTT notifications on the embedded broker', () => {
     programId = (await expectStatus(t.api.post(`${V31}/programs`, { programName: 'mqtt-program' }, bl.token), 201)).id;
     venId1 = (await expectStatus(t.api.post(`${V31}/vens`, { objectType: 'VEN_VEN_REQUEST', venName: 'ven-one' }, ven1.token), 201)).id;
     venId2 = (await expectStatus(t.api.post(`${V31}/vens`, { objectType: 'VEN_VEN_REQUEST', venName: 'ven-two' }, ven2.token), 201)).id;
+    // The names the VENs registered under become VEN_NAME targets once business logic confirms them.
+    for (const [id, name, client] of [[venId1, 'ven-one', ven1], [venId2, 'ven-two', ven2]] as const) {
+      await expectStatus(t.api.put(`${V31}/vens/${id}`, { objectType: 'BL_VEN_REQUEST', venName: name, clientID: client.clientId }, bl.token), 200);
+    }
   });
   afterAll(async () => {
     for (const c of clients) await c.endAsync(true).catch(() => undefined);

@@ -2,8 +2,9 @@
 // the register actually read in the hours just before the event.
 //
 // Window: the `windowHours` hours (default 3) ending `gapHours` hours (default 1) before the
-// first target interval of the day, in elapsed time (so across a clock change it is still
-// 3 hours of data): intervals starting in [first − (gap + window) h, first − gap h).
+// day's anchor (the first interval of its event window, baselineDays.ts), in elapsed time (so
+// across a clock change it is still 3 hours of data): intervals starting in
+// [anchor − (gap + window) h, anchor − gap h).
 // The window's baseline is built from the same chosen days, by local clock time (a window
 // interval on the day before the target maps to the day before each chosen day).
 //
@@ -23,12 +24,12 @@ export interface WindowMeans {
 export function windowMeans(
   context: BaselineContext,
   target: LocalDay,
-  firstTarget: number,
+  anchor: number,
   chosenDays: readonly LocalDay[],
   windowHours: number,
   gapHours: number,
 ): WindowMeans | undefined {
-  const end = firstTarget - gapHours * HOUR_MS;
+  const end = anchor - gapHours * HOUR_MS;
   const start = end - windowHours * HOUR_MS;
   let actualSum = 0;
   let baselineSum = 0;

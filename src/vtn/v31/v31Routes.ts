@@ -10,9 +10,9 @@ import { INT32_MAX, objectSchema, querySchema } from '../../http/schemas.ts';
 import type { ApiRequest, RouteDef } from '../../http/types.ts';
 import type { Queryable } from '../../store/database.ts';
 import { SCOPES, vtnAuth, vtnCaller, type VtnCaller } from '../access.ts';
-import type { VtnDeps } from '../context.ts';
+import { targetFilter, targetQuery, UnknownReference, type VtnDeps } from '../context.ts';
 import { collectionRoutes, type CollectionSpec } from '../crud.ts';
-import { createEvent, deleteEvent, findEventProgram, getEvent, listEvents, updateEvent } from '../events.ts';
+import { createEvent, deleteEvent, getEvent, listEvents, updateEvent } from '../events.ts';
 import { operationTopics } from '../mqttTopics.ts';
 import { findObject } from '../objects.ts';
 import { createProgram, deleteProgram, getProgram, listPrograms, updateProgram } from '../programs.ts';
@@ -36,6 +36,29 @@ export interface V31Options {
   basePath: string;
   /** The MQTT notifier binding, or undefined when MQTT is off. */
   mqtt: () => MqttInfo | undefined;
+  /** PUBLIC_BASE_URL: where clients reach the server; unset: from the request. */
+  publicBaseUrl?: string;
+  /** TRUST_PROXY: X-Forwarded-Proto and X-Forwarded-Host come from a proxy we trust. */
+  trustProxy?: boolean;
+}
+
+const HOST = /^(?:[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
+
+/** Where the client reached this server: PUBLIC_BASE_URL; else, behind a trusted proxy, the
+ * first X-Forwarded-Proto/X-Forwarded-Host; else the Host header over plain http (the server
+ * itself speaks no TLS). A Host that is not a host name or address (with a port) is 400: the
+ * answer is a URL the client will send its secret to. */
+export function requestBaseUrl(headers: Readonly<Record<string, string | undefined>>, options: Pick<V31Options, 'publicBaseUrl' | 'trustProxy'>): string {
+  if (options.publicBaseUrl) return options.publicBaseUrl;
+  const first = (value: string | undefined) => value?.split(',')[0]!.trim() || undefined;
+  const forwardedProto = options.trustProxy ? first(headers['x-forwarded-proto'])?.toLowerCase() : undefined;
+  const forwardedHost = options.trustProxy ? first(headers['x-forwarded-host']) : undefined;
+  const proto = forwardedProto === 'https' || forwardedProto === 'http' ? forwardedProto : 'http';
+  const host = forwardedHost ?? headers.host;
+  if (host === undefined || !HOST.test(host)) {
+    throw badRequest('The Host header must name this server (host or address, optional port); or configure PUBLIC_BASE_URL', [{ path: 'header.host', message: 'must be a host name or address with an optional port' }]);
+  }
+  return `${proto}://${host}`;
 }
 
 type Doc = Record<string, any>;
@@ -87,18 +110,35 @@ const limit31 = { type: 'integer', minimum: 0, maximum: 50, default: 50, descrip
 const skip31 = { type: 'integer', minimum: 0, maximum: INT32_MAX, default: 0, description: 'Objects to skip (paging).' } as const;
 const targetsQuery = { type: 'array', items: target31, minItems: 1, description: 'Keep objects having any of these targets (repeat the parameter).' } as const;
 const page = { skip: skip31, limit: limit31 };
+/** The target filters of a 3.1 list: its `targets`, and 3.0.1's `targetType` + `targetValues`,
+ * which 3.1 clients written against 3.0.1 still send (docs/openadr-3.1.md, "Interoperability"). */
+const targetFilters = { targets: targetsQuery, ...targetQuery };
 
 interface Query31 {
   skip: number;
   limit: number;
   targets?: string[];
+  targetType?: string;
+  targetValues?: string[];
   [name: string]: unknown;
 }
 
-/** The stores' query: 3.1's `targets` as target keys; limit 0 answers [] without a query. */
+/** The stores' query: the target keys of 3.1's `targets` and of 3.0.1's `targetType` +
+ * `targetValues` together (an object having any of them matches, as on v1, in webhook
+ * subscriptions' targets and on MQTT); limit 0 answers [] without a query. */
 function storeQuery(q: Query31): Query31 & { targetKeys?: string[] } {
-  const { targets, ...rest } = q;
-  return targets ? { ...rest, targetKeys: targetKeys(targetsTo301(targets)) } : rest;
+  const { targets, targetType, targetValues, ...rest } = q;
+  const keys = [...(targets ? targetKeys(targetsTo301(targets)) : []), ...(targetFilter({ targetType, targetValues }) ?? [])];
+  return keys.length > 0 ? { ...rest, targetKeys: keys } : rest;
+}
+
+/** A write's unknown references (an event's program, …) are 409 here (UnknownReference). */
+async function referencing<T>(write: Promise<T>): Promise<T> {
+  try {
+    return await write;
+  } catch (err) {
+    throw err instanceof UnknownReference ? err.asConflict() : err;
+  }
 }
 
 const stripped = (body: Doc, ...names: string[]) => Object.fromEntries(Object.entries(body).filter(([k]) => !names.includes(k)));
@@ -136,15 +176,8 @@ function subscriptionBody(body: Doc): Doc {
   return mapped;
 }
 
-async function reportBody(deps: VtnDeps, caller: VtnCaller, body: Doc): Promise<Doc> {
-  const mapped = stripped(body, 'clientID');
-  if (mapped.programID === undefined) {
-    const programID = await findEventProgram(deps.pool, caller, body.eventID);
-    if (programID === undefined) throw badRequest(`Event ${body.eventID} does not exist`, [{ path: 'eventID', message: 'must name an existing event' }]);
-    mapped.programID = programID;
-  }
-  return mapped;
-}
+/** A report as stored: without clientID (the writer's); no programID = the event's (reports.ts). */
+const reportBody = (body: Doc): Doc => stripped(body, 'clientID');
 
 /** The VEN of a resource the caller may see, or undefined. */
 async function resourceVen(db: Queryable, caller: VtnCaller, id: string): Promise<string | undefined> {
@@ -166,7 +199,7 @@ export function v31Routes(deps: VtnDeps, options: V31Options): RouteDef[] {
         noun: 'program',
         schema: program31,
         example: { programName: 'ResTOU', intervalPeriod: { start: '2024-06-15T00:00:00Z', duration: 'P1Y' }, targets: ['group-1'], attributes: [{ type: 'CUSTOMER_CLASS', values: ['residential'] }] },
-        query: querySchema({ targets: targetsQuery, ...page }),
+        query: querySchema({ ...targetFilters, ...page }),
         readScopes: SCOPES.readPrograms,
         writeScopes: SCOPES.writePrograms,
         readsFrom: (caller) => (caller.ven ? ['PROGRAM', 'VEN'] : ['PROGRAM']),
@@ -198,7 +231,7 @@ export function v31Routes(deps: VtnDeps, options: V31Options): RouteDef[] {
           intervalPeriod: { start: '2024-06-15T16:00:00Z', duration: 'PT1H' },
           intervals: [{ id: 0, payloads: [{ type: 'PRICE', values: [1.25] }] }],
         },
-        query: querySchema({ programID: { ...objectId, description: 'Keep events of this program.' }, targets: targetsQuery, active: { type: 'boolean', description: 'true: leave out events that have ended (their span, docs/vtn.md, ends before now).' }, ...page }),
+        query: querySchema({ programID: { ...objectId, description: 'Keep events of this program.' }, ...targetFilters, active: { type: 'boolean', description: 'true: leave out events that have ended (their span, docs/vtn.md, ends before now).' }, ...page }),
         readScopes: SCOPES.readEvents,
         writeScopes: SCOPES.writeEvents,
         readsFrom: (caller) => (caller.ven ? ['EVENT', 'VEN'] : ['EVENT']),
@@ -211,12 +244,14 @@ export function v31Routes(deps: VtnDeps, options: V31Options): RouteDef[] {
         },
         create: async (caller, body) => {
           const m = eventBody(body);
-          return (await one(db, 'EVENT', caller, await createEvent(deps, caller, m.body as never, m.ext)))!;
+          return (await one(db, 'EVENT', caller, await referencing(createEvent(deps, caller, m.body as never, m.ext))))!;
         },
         get: async (caller, id) => one(db, 'EVENT', caller, await getEvent(db, caller, id)),
         update: async (caller, id, body) => {
+          // An unknown id is 404 before anything in the body is looked at.
+          if ((await getEvent(db, caller, id)) === undefined) return undefined;
           const m = eventBody(body);
-          return one(db, 'EVENT', caller, await updateEvent(deps, caller, id, m.body as never, m.ext));
+          return one(db, 'EVENT', caller, await referencing(updateEvent(deps, caller, id, m.body as never, m.ext)));
         },
         remove: (caller, id) => removed(db, 'EVENT', caller, id, () => deleteEvent(deps, caller, id)),
       }),
@@ -239,9 +274,9 @@ export function v31Routes(deps: VtnDeps, options: V31Options): RouteDef[] {
         readsFrom: () => ['REPORT'],
         notes: { create: 'programID may be left out (3.1): it is the event’s.' },
         list: async (caller, q) => (empty(q) ? '[]' : many(db, 'REPORT', caller, await listReports(db, caller, storeQuery(q) as never))),
-        create: async (caller, body) => (await one(db, 'REPORT', caller, await createReport(deps, caller, (await reportBody(deps, caller, body)) as never)))!,
+        create: async (caller, body) => (await one(db, 'REPORT', caller, await referencing(createReport(deps, caller, reportBody(body) as never))))!,
         get: async (caller, id) => one(db, 'REPORT', caller, await getReport(db, caller, id)),
-        update: async (caller, id, body) => one(db, 'REPORT', caller, await updateReport(deps, caller, id, (await reportBody(deps, caller, body)) as never)),
+        update: async (caller, id, body) => one(db, 'REPORT', caller, await referencing(updateReport(deps, caller, id, reportBody(body) as never))),
         remove: (caller, id) => removed(db, 'REPORT', caller, id, () => deleteReport(deps, caller, id)),
       }),
     ),
@@ -257,15 +292,19 @@ export function v31Routes(deps: VtnDeps, options: V31Options): RouteDef[] {
           objectOperations: [{ objects: ['EVENT'], operations: ['CREATE', 'UPDATE', 'DELETE'], callbackUrl: 'https://ven.example.com/notify', bearerToken: 'secret' }],
           targets: ['group-1'],
         },
-        query: querySchema({ programID: objectId, clientName: { type: 'string', minLength: 1, maxLength: 128 }, objects: { type: 'array', items: { type: 'string', enum: ['PROGRAM', 'EVENT', 'REPORT', 'SUBSCRIPTION', 'VEN', 'RESOURCE'] } }, targets: targetsQuery, ...page }),
+        query: querySchema({ programID: objectId, clientName: { type: 'string', minLength: 1, maxLength: 128 }, objects: { type: 'array', items: { type: 'string', enum: ['PROGRAM', 'EVENT', 'REPORT', 'SUBSCRIPTION', 'VEN', 'RESOURCE'] } }, ...targetFilters, ...page }),
         readScopes: SCOPES.readSubscriptions,
         writeScopes: SCOPES.writeSubscriptions,
         readsFrom: () => ['SUBSCRIPTION'],
+        viewerOf: (caller) => `client:${caller.clientId}`,
         notes: { create: 'programID is required here (3.0.1 requires it and both versions serve the subscription).' },
         list: async (caller, q) => (empty(q) ? '[]' : many(db, 'SUBSCRIPTION', caller, await listSubscriptions(db, caller, storeQuery(q) as never))),
-        create: async (caller, body) => (await one(db, 'SUBSCRIPTION', caller, await createSubscription(deps, caller, subscriptionBody(body) as never, '3.1.0')))!,
+        create: async (caller, body) => (await one(db, 'SUBSCRIPTION', caller, await referencing(createSubscription(deps, caller, subscriptionBody(body) as never, '3.1.0'))))!,
         get: async (caller, id) => one(db, 'SUBSCRIPTION', caller, await getSubscription(db, caller, id)),
-        update: async (caller, id, body) => one(db, 'SUBSCRIPTION', caller, await updateSubscription(deps, caller, id, subscriptionBody(body) as never, '3.1.0')),
+        update: async (caller, id, body) => {
+          if ((await getSubscription(db, caller, id)) === undefined) return undefined;
+          return one(db, 'SUBSCRIPTION', caller, await referencing(updateSubscription(deps, caller, id, subscriptionBody(body) as never, '3.1.0')));
+        },
         remove: (caller, id) => removed(db, 'SUBSCRIPTION', caller, id, () => deleteSubscription(deps, caller, id)),
       }),
     ),
@@ -276,7 +315,7 @@ export function v31Routes(deps: VtnDeps, options: V31Options): RouteDef[] {
         noun: 'ven',
         schema: ven31,
         example: { objectType: 'BL_VEN_REQUEST', venName: 'VEN-1', clientID: 'ven-client-1', targets: ['group-1'], attributes: [{ type: 'LOCATION', values: ['north'] }] },
-        query: querySchema({ venName: { type: 'string', minLength: 1, maxLength: 128 }, targets: targetsQuery, ...page }),
+        query: querySchema({ venName: { type: 'string', minLength: 1, maxLength: 128 }, ...targetFilters, ...page }),
         readScopes: SCOPES.readVens,
         writeScopes: SCOPES.writeVens,
         readsFrom: () => ['VEN'],
@@ -294,13 +333,17 @@ export function v31Routes(deps: VtnDeps, options: V31Options): RouteDef[] {
         noun: 'resource',
         schema: resource31,
         example: { objectType: 'BL_RESOURCE_REQUEST', resourceName: 'battery-1', venID: 'ven-1', clientID: 'ven-client-1', targets: ['group-1'], attributes: [{ type: 'MAX_POWER_CONSUMPTION', values: [5] }] },
-        query: querySchema({ venID: objectId, resourceName: { type: 'string', minLength: 1, maxLength: 128 }, targets: targetsQuery, ...page }),
+        query: querySchema({ venID: objectId, resourceName: { type: 'string', minLength: 1, maxLength: 128 }, ...targetFilters, ...page }),
         readScopes: SCOPES.readVens,
         writeScopes: SCOPES.writeVens,
         readsFrom: () => ['VEN'],
-        notes: { create: 'venID names the VEN (it must exist and be visible: else 404); clientID is the VEN’s and is ignored.', update: 'A resource cannot move to another VEN (400).' },
+        notes: { create: 'venID names the VEN (it must exist and be visible: else 409); clientID is the VEN’s and is ignored.', update: 'A resource cannot move to another VEN (400).' },
         list: async (caller, q) => (empty(q) ? '[]' : many(db, 'RESOURCE', caller, await listAllResources(db, caller, storeQuery(q) as never))),
-        create: async (caller, body) => (await one(db, 'RESOURCE', caller, await createResource(deps, caller, body.venID, withTargets(stripped(body, 'objectType', 'clientID', 'venID')) as never)))!,
+        create: async (caller, body) => {
+          // venID is a reference in the body here (in the path on v1: 404 there).
+          if (!(await findObject(db, 'vtn_vens', caller, body.venID, { visibility: 'ven' }))) throw new UnknownReference(`Ven ${body.venID} does not exist`, 'venID', 'must name an existing VEN').asConflict();
+          return (await one(db, 'RESOURCE', caller, await createResource(deps, caller, body.venID, withTargets(stripped(body, 'objectType', 'clientID', 'venID')) as never)))!;
+        },
         get: async (caller, id) => {
           const ven = await resourceVen(db, caller, id);
           return ven === undefined ? undefined : one(db, 'RESOURCE', caller, await getResource(db, caller, ven, id));
@@ -412,14 +455,11 @@ function notifierRoutes(deps: VtnDeps, options: V31Options): RouteDef[] {
       method: 'GET',
       path: `${base}/auth/server`,
       summary: 'The token endpoint',
-      description: 'tokenURL is this surface’s POST …/auth/token (client credentials grant; the platform’s /oauth/token with a default audience), built from the request’s Host.',
+      description:
+        'tokenURL is this surface’s POST …/auth/token (client credentials grant; the platform’s /oauth/token with a default audience), at PUBLIC_BASE_URL when configured, else at the request’s Host (X-Forwarded-Proto and X-Forwarded-Host when TRUST_PROXY=true).',
       auth: 'public',
       responses: { 200: { description: 'Token endpoint', schema: authServerInfo } },
-      handler: (req: ApiRequest) => {
-        const proto = req.headers['x-forwarded-proto'] === 'https' ? 'https' : 'http';
-        const host = /^[A-Za-z0-9.:[\]-]{1,255}$/.test(req.headers.host ?? '') ? req.headers.host : 'localhost';
-        return { status: 200, body: { tokenURL: `${proto}://${host}${base}/auth/token` } };
-      },
+      handler: (req: ApiRequest) => ({ status: 200, body: { tokenURL: `${requestBaseUrl(req.headers, options)}${base}/auth/token` } }),
     },
     {
       ...common,

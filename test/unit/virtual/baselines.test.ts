@@ -9,7 +9,8 @@ import {
   isBaselineAlgorithm,
   type BaselineInput,
 } from '../../../src/shared/virtual/baselines.ts';
-import { sameTypeSpanDays } from '../../../src/shared/virtual/baselineAlgorithms.ts';
+import { DaySet, baselineHistoryDays, sameTypeSpanDays } from '../../../src/shared/virtual/baselineAlgorithms.ts';
+import { dayIndexOfKey } from '../../../src/shared/virtual/calendar.ts';
 
 const HOUR = 3_600_000;
 const OSLO = 'Europe/Oslo';
@@ -50,8 +51,12 @@ function targetsA(day: number, hours: number[], minutesStep = 60): Float64Array 
   return Float64Array.from(out);
 }
 
+/** An event on 2024-01-<day> from local (CET) hour `from` to hour `to`. */
+const eventA = (day: number, from: number, to: number) => ({ start: Date.UTC(2024, 0, day, from) - HOUR, end: Date.UTC(2024, 0, day, to) - HOUR });
+
+/** Monday 22 has an event from 17:00 to 19:00: its intervals are compared and adjusted from 17:00. */
 function inputA(targets: Float64Array, level22 = 0, more: Partial<BaselineInput> = {}): BaselineInput {
-  return { targetTimestamps: targets, resolutionSeconds: 3600, timeZone: OSLO, history: historyA(level22), excludedDays: ['2024-01-17'], ...more };
+  return { targetTimestamps: targets, resolutionSeconds: 3600, timeZone: OSLO, history: historyA(level22), excludedDays: ['2024-01-17'], eventPeriods: [eventA(22, 17, 19)], ...more };
 }
 
 const run = (algorithm: BaselineAlgorithm, input: BaselineInput): number[] => Array.from(computeBaseline(algorithm, input));
@@ -73,8 +78,11 @@ describe('code table', () => {
       6: 'Average10Of10',
       7: 'Average10Of10Additive',
       8: 'Average10Of10Multiplicative',
+      9: 'PjmCustomerBaseline',
+      10: 'Caiso10In10',
+      11: 'Caiso10In10Unadjusted',
     });
-    expect([0, 1, 8, 9, '3', null].map(isBaselineAlgorithm)).toEqual([false, true, true, false, false, false]);
+    expect([0, 1, 8, 11, 12, '3', null].map(isBaselineAlgorithm)).toEqual([false, true, true, true, false, false, false]);
   });
 });
 
@@ -182,7 +190,8 @@ describe('High4Of5', () => {
     const day: Record<number, [number, number]> = { 1: [20, 10], 2: [5, 5], 3: [0, 10], 4: [10, 10], 5: [10, 0] };
     const history = series(Object.entries(day).flatMap(([d, [a, b]]) => [[2024, 1, +d, 12, 0, 0, a], [2024, 1, +d, 13, 0, 0, b]] as Parameters<typeof series>[0]));
     const targets = Float64Array.from([Date.UTC(2024, 0, 8, 12), Date.UTC(2024, 0, 8, 13)]);
-    expect(run(A.High4Of5, { targetTimestamps: targets, resolutionSeconds: 3600, timeZone: 'UTC', history })).toEqual([10, 7.5]);
+    const eventPeriods = [{ start: targets[0]!, end: targets[1]! + HOUR }];
+    expect(run(A.High4Of5, { targetTimestamps: targets, resolutionSeconds: 3600, timeZone: 'UTC', history, eventPeriods })).toEqual([10, 7.5]);
   });
 
   it('treats a reference day without the target clock time (spring gap) as missing', () => {
@@ -193,16 +202,21 @@ describe('High4Of5', () => {
     for (const [d, level] of Object.entries(levels))
       for (let h = 0; h < 24; h++) if (!(+d === 31 && h === 2)) rows.push([2024, 3, +d, h, 0, +d === 31 && h >= 3 ? 2 : 1, level]);
     const history = series(rows);
-    const input = (hours: number[]): BaselineInput => ({
-      targetTimestamps: Float64Array.from(hours, (h) => Date.UTC(2024, 3, 6, h) - 2 * HOUR),
+    const at = (h: number) => Date.UTC(2024, 3, 6, h) - 2 * HOUR;
+    const input = (hours: number[], eventPeriods: BaselineInput['eventPeriods'] = []): BaselineInput => ({
+      targetTimestamps: Float64Array.from(hours, at),
       resolutionSeconds: 3600,
       timeZone: OSLO,
       history,
+      eventPeriods,
     });
-    // 12:00 alone: 31, 30, 24, 23, 17 → 100, 5, 4, 3 → 28.
-    expect(run(A.High4Of5, input([12]))).toEqual([28]);
-    // 02:00 is among the targets: the 31st has no 02:00, so 30, 24, 23, 17, 16 → 5, 4, 3, 2 → 3.5 for both.
+    // The whole day is compared: the 31st has no 02:00, so 30, 24, 23, 17, 16 → 5, 4, 3, 2 → 3.5,
+    // whichever hours are asked for.
     expect(run(A.High4Of5, input([2, 12]))).toEqual([3.5, 3.5]);
+    expect(run(A.High4Of5, input([12]))).toEqual([3.5]);
+    // An event from 12:00 to 13:00: only 12:00 is compared, so 31, 30, 24, 23, 17 → 100, 5, 4, 3 → 28;
+    // the 31st has no 02:00, so 02:00 has no value.
+    expect(run(A.High4Of5, input([2, 12], [{ start: at(12), end: at(13) }]))).toEqual([NaN, 28]);
   });
 });
 
@@ -288,8 +302,9 @@ describe('same-day adjustment', () => {
     // Baseline 01:00 = 36 + 1 = 37. Multiplicative: 28 / 407.5 < 0.8 → 37 × 0.8 = 29.6.
     // Additive: 28 − 407.5 = −379.5, capped to −0.2 × 407.5 = −81.5 → 37 − 81.5 = −44.5.
     const targets = targetsA(22, [1]);
-    close(run(A.High4Of5Multiplicative, inputA(targets, 41)), [29.6]);
-    close(run(A.High4Of5Additive, inputA(targets, 41)), [-44.5]);
+    const eventPeriods = [eventA(22, 1, 2)];
+    close(run(A.High4Of5Multiplicative, inputA(targets, 41, { eventPeriods })), [29.6]);
+    close(run(A.High4Of5Additive, inputA(targets, 41, { eventPeriods })), [-44.5]);
   });
 
   it('works the same with 15-minute data (12 window intervals)', () => {
@@ -315,7 +330,7 @@ describe('baselineLookbackDays', () => {
     expect([1, 2, 5, 10, 15, 20].map(sameTypeSpanDays)).toEqual([6, 7, 20, 35, 55, 70]);
   });
 
-  it('asks for 45 days (PJM/CAISO) unless exclusions need more, +1 for the adjustment window', () => {
+  it('asks for 45 days unless exclusions need more, +1 for the adjustment window', () => {
     expect(baselineLookbackDays(A.Zero)).toBe(0);
     expect(baselineLookbackDays(A.PreviousDay)).toBe(1);
     expect(baselineLookbackDays(A.High4Of5)).toBe(45);
@@ -326,6 +341,22 @@ describe('baselineLookbackDays', () => {
     expect(baselineLookbackDays(A.Average10Of10, 10)).toBe(70);
     expect(baselineLookbackDays(A.Average10Of10Additive, 10, { adjustmentWindowHours: 24, adjustmentGapHours: 1 })).toBe(72);
     expect(baselineLookbackDays(A.High4Of5, 0, { maxLookbackDays: 20 })).toBe(20);
+  });
+
+  it('counts only the event days before each target day, and never widens the PJM and CAISO windows', () => {
+    const day = dayIndexOfKey('2024-04-06');
+    // 10 event days right after the target widen nothing; 10 in the 45 days before it give 70.
+    const after = new DaySet(Array.from({ length: 10 }, (_, i) => day + 1 + i));
+    const before = new DaySet(Array.from({ length: 10 }, (_, i) => day - 1 - i));
+    expect(baselineHistoryDays(A.Average10Of10, day, day, after)).toBe(45);
+    expect(baselineHistoryDays(A.Average10Of10, day, day, before)).toBe(70);
+    // Target days 6–16 April with those event days: the 16th has 9 of them before it, so its window
+    // is S(19) = 69 days, reaching 59 days before the 6th.
+    expect(baselineHistoryDays(A.Average10Of10, day, day + 10, after)).toBe(59);
+    expect(baselineHistoryDays(A.Caiso10In10Unadjusted, day, day + 10, before)).toBe(45);
+    // The adjusted ones one more, for a chosen day's window starting the day before it.
+    expect(baselineHistoryDays(A.PjmCustomerBaseline, day, day + 10, before)).toBe(46);
+    expect(baselineHistoryDays(A.Caiso10In10, day, day, before)).toBe(46);
   });
 });
 
