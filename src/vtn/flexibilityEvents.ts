@@ -141,9 +141,9 @@ async function writeOne(deps: VtnDeps, tx: PoolClient, item: DispatchItem, progr
     if (item.eventId) await deleteEvent(tx, organizationId, item.eventId, changes);
     return { eventId: null, reason: null };
   }
-  const names = await query<{ venName: string; resourceName: string }>(
+  const names = await query<{ venName: string; resourceName: string; granted: boolean }>(
     tx,
-    `SELECT v.ven_name AS "venName", r.resource_name AS "resourceName" FROM vtn_resources r JOIN vtn_vens v ON v.organization_id = r.organization_id AND v.id = r.ven_id
+    `SELECT v.ven_name AS "venName", r.resource_name AS "resourceName", v.name_granted AS granted FROM vtn_resources r JOIN vtn_vens v ON v.organization_id = r.organization_id AND v.id = r.ven_id
      WHERE r.organization_id = $1 AND r.id = $2 AND r.ven_id = $3`,
     [organizationId, plan.venResourceId, plan.venId],
   );
@@ -156,19 +156,22 @@ async function writeOne(deps: VtnDeps, tx: PoolClient, item: DispatchItem, progr
   if (!programId) programs.set(key, (programId = await programFor(deps, tx, organizationId, plan.zoneName, changes)));
   const body = eventBody(programId, plan, names[0]);
   const caller = callerIn(organizationId);
+  // The event is addressed by the VEN's name, which reaches the VEN only once business logic
+  // granted it (docs/vtn.md, VEN identity): say so rather than look sent to a VEN that cannot see it.
+  const note = names[0].granted ? null : `VEN ${plan.venId} registered its name itself; the event reaches it once business logic confirms the VEN (PUT with its name)`;
   const existing = item.eventId ? await findObject(tx, 'vtn_events', caller, item.eventId, { visibility: 'targeted', forUpdate: true }) : undefined;
   if (existing) {
     const stamp = replacedStamp(item.eventId!, existing);
     const doc = JSON.stringify(documentOf('EVENT', stamp, body));
     await updateRow(tx, 'vtn_events', caller, stamp, eventColumns(body, doc, null));
     changes.push(eventChange(caller, 'PUT', stamp.id, doc, body, null));
-    return { eventId: stamp.id, note: null };
+    return { eventId: stamp.id, note };
   }
   const stamp = newStamp();
   const doc = JSON.stringify(documentOf('EVENT', stamp, body));
   await insertRow(tx, 'vtn_events', caller, stamp, eventColumns(body, doc, null));
   changes.push(eventChange(caller, 'POST', stamp.id, doc, body, null));
-  return { eventId: stamp.id, note: null };
+  return { eventId: stamp.id, note };
 }
 
 /** Writes (creates, replaces or deletes) the events of `items` in the caller's transaction.
