@@ -6,8 +6,8 @@ import { INT32_MAX } from '../http/schemas.ts';
 import type { ApiReply } from '../http/types.ts';
 import { parseUtcTimestamp } from '../http/validation.ts';
 import { withTransaction, type Pool, type PoolClient } from '../store/database.ts';
-import { enqueueMqtt } from './mqttTopics.ts';
-import { enqueueNotifications, type Change } from './outbox.ts';
+import { enqueueMqtt, enqueueMqttMany } from './mqttTopics.ts';
+import { enqueueNotifications, enqueueNotificationsMany, type Change } from './outbox.ts';
 import { GROUP_OF, type CacheGroup, type ReadCache } from './readCache.ts';
 import { objectId } from './schemas.ts';
 import { filterKeys } from './targets.ts';
@@ -45,8 +45,14 @@ export async function mutate<T>(deps: VtnDeps, fn: (tx: PoolClient) => Promise<{
  * do once the caller has committed (this instance's cache, waking the dispatcher and publisher). */
 export async function recordChanges(deps: VtnDeps, tx: PoolClient, changes: readonly Change[]): Promise<() => void> {
   let written = 0;
-  for (const change of changes) written += await enqueueNotifications(tx, change);
-  if (deps.mqtt) for (const change of changes) await enqueueMqtt(tx, change);
+  if (changes.length > 1) {
+    // One statement each for the whole batch (a VEN deleted with its resources, dispatched events).
+    written = await enqueueNotificationsMany(tx, changes);
+    if (deps.mqtt) await enqueueMqttMany(tx, changes);
+  } else {
+    for (const change of changes) written += await enqueueNotifications(tx, change);
+    if (deps.mqtt) for (const change of changes) await enqueueMqtt(tx, change);
+  }
   const byOrganization = new Map<number, CacheGroup[]>();
   for (const c of changes) byOrganization.set(c.organizationId, [...(byOrganization.get(c.organizationId) ?? []), GROUP_OF[c.kind]]);
   for (const [organizationId, groups] of byOrganization) await deps.cache.announce(tx, organizationId, groups);

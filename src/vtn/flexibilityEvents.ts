@@ -17,9 +17,9 @@ import type { PoolClient, Queryable } from '../store/database.ts';
 import type { VtnCaller } from './access.ts';
 import { recordChanges, type VtnDeps } from './context.ts';
 import { change as eventChange, columns as eventColumns, type EventBody } from './events.ts';
-import { deleteRow, findObject, insertRow, updateRow } from './objects.ts';
+import { insertRow } from './objects.ts';
 import type { Change } from './outbox.ts';
-import { documentOf, newStamp, query, replacedStamp } from './sql.ts';
+import { documentOf, newStamp, query, replacedStamp, type Stamp } from './sql.ts';
 
 /** What the event of a transaction must say. */
 export interface EventPlan {
@@ -127,61 +127,140 @@ async function programFor(deps: VtnDeps, tx: PoolClient, organizationId: number,
   return stamp.id;
 }
 
-async function deleteEvent(tx: PoolClient, organizationId: number, eventId: string, changes: Change[]): Promise<void> {
-  const caller = callerIn(organizationId);
-  const found = await findObject(tx, 'vtn_events', caller, eventId, { visibility: 'targeted', forUpdate: true, columns: `t.program_id AS "programID", t.doc->'targets' AS targets, t.ext` });
-  if (!found) return;
-  await deleteRow(tx, 'vtn_events', organizationId, eventId);
-  changes.push(eventChange(caller, 'DELETE', eventId, found.doc, { programID: found.programID as string, targets: found.targets as EventBody['targets'] }, found.ext as undefined));
+interface Names {
+  venName: string;
+  resourceName: string;
+  granted: boolean;
 }
 
-async function writeOne(deps: VtnDeps, tx: PoolClient, item: DispatchItem, programs: Map<string, string>, changes: Change[]): Promise<DispatchOutcome> {
-  const { plan, organizationId } = item;
-  if (!plan) {
-    if (item.eventId) await deleteEvent(tx, organizationId, item.eventId, changes);
-    return { eventId: null, reason: null };
-  }
-  const names = await query<{ venName: string; resourceName: string; granted: boolean }>(
+interface Stored {
+  organizationId: number;
+  id: string;
+  createdDateTime: string;
+  modificationDateTime: string;
+  doc: string;
+  programId: string;
+  targets: EventBody['targets'];
+}
+
+/** The VEN and resource names of the plans, by `org:venResourceId:venId`. */
+async function namesOf(tx: PoolClient, plans: readonly { organizationId: number; plan: EventPlan }[]): Promise<Map<string, Names>> {
+  if (plans.length === 0) return new Map();
+  const rows = await query<Names & { key: string }>(
     tx,
-    `SELECT v.ven_name AS "venName", r.resource_name AS "resourceName", v.name_granted AS granted FROM vtn_resources r JOIN vtn_vens v ON v.organization_id = r.organization_id AND v.id = r.ven_id
-     WHERE r.organization_id = $1 AND r.id = $2 AND r.ven_id = $3`,
-    [organizationId, plan.venResourceId, plan.venId],
+    `SELECT q.org || ':' || q.rid || ':' || q.vid AS key, v.ven_name AS "venName", r.resource_name AS "resourceName", v.name_granted AS granted
+     FROM unnest($1::int[], $2::text[], $3::text[]) AS q(org, rid, vid)
+     JOIN vtn_resources r ON r.organization_id = q.org AND r.id = q.rid AND r.ven_id = q.vid
+     JOIN vtn_vens v ON v.organization_id = r.organization_id AND v.id = r.ven_id`,
+    [plans.map((p) => p.organizationId), plans.map((p) => p.plan.venResourceId), plans.map((p) => p.plan.venId)],
   );
-  if (!names[0]) {
-    if (item.eventId) await deleteEvent(tx, organizationId, item.eventId, changes);
-    return { eventId: null, reason: `the bound VEN resource ${plan.venResourceId} of VEN ${plan.venId} no longer exists in the VTN; bind the grid resource again` };
-  }
-  const key = `${organizationId}:${programNameOf(plan.zoneName)}`;
-  let programId = programs.get(key);
-  if (!programId) programs.set(key, (programId = await programFor(deps, tx, organizationId, plan.zoneName, changes)));
-  const body = eventBody(programId, plan, names[0]);
-  const caller = callerIn(organizationId);
-  // The event is addressed by the VEN's name, which reaches the VEN only once business logic
-  // granted it (docs/vtn.md, VEN identity): say so rather than look sent to a VEN that cannot see it.
-  const note = names[0].granted ? null : `VEN ${plan.venId} registered its name itself; the event reaches it once business logic confirms the VEN (PUT with its name)`;
-  const existing = item.eventId ? await findObject(tx, 'vtn_events', caller, item.eventId, { visibility: 'targeted', forUpdate: true }) : undefined;
-  if (existing) {
-    const stamp = replacedStamp(item.eventId!, existing);
-    const doc = JSON.stringify(documentOf('EVENT', stamp, body));
-    await updateRow(tx, 'vtn_events', caller, stamp, eventColumns(body, doc, null));
-    changes.push(eventChange(caller, 'PUT', stamp.id, doc, body, null));
-    return { eventId: stamp.id, note };
-  }
-  const stamp = newStamp();
-  const doc = JSON.stringify(documentOf('EVENT', stamp, body));
-  await insertRow(tx, 'vtn_events', caller, stamp, eventColumns(body, doc, null));
-  changes.push(eventChange(caller, 'POST', stamp.id, doc, body, null));
-  return { eventId: stamp.id, note };
+  return new Map(rows.map((r) => [r.key, r]));
 }
 
-/** Writes (creates, replaces or deletes) the events of `items` in the caller's transaction.
- * Returns each item's outcome and what to do after the caller commits. */
+/** The stored events of the items, locked for this transaction, by `org:id`. */
+async function lockEvents(tx: PoolClient, items: readonly DispatchItem[]): Promise<Map<string, Stored>> {
+  const known = items.filter((i) => i.eventId !== null);
+  if (known.length === 0) return new Map();
+  const rows = await query<Stored>(
+    tx,
+    `SELECT e.organization_id AS "organizationId", e.id, e.doc->>'createdDateTime' AS "createdDateTime", e.doc->>'modificationDateTime' AS "modificationDateTime",
+       e.doc::text AS doc, e.program_id AS "programId", e.doc->'targets' AS targets
+     FROM vtn_events e JOIN unnest($1::int[], $2::text[]) AS q(org, id) ON e.organization_id = q.org AND e.id = q.id
+     ORDER BY e.organization_id, e.id FOR UPDATE OF e`,
+    [known.map((i) => i.organizationId), known.map((i) => i.eventId)],
+  );
+  return new Map(rows.map((r) => [`${r.organizationId}:${r.id}`, r]));
+}
+
+interface Row {
+  organizationId: number;
+  stamp: Stamp;
+  body: EventBody;
+  doc: string;
+}
+
+/** Inserts or replaces event rows, one statement for all (the columns events.ts writes). */
+async function writeRows(tx: PoolClient, rows: readonly Row[], insert: boolean): Promise<void> {
+  if (rows.length === 0) return;
+  const cols = rows.map((r) => ({ ...eventColumns(r.body, r.doc, null), organizationId: r.organizationId, stamp: r.stamp }));
+  const values = [
+    cols.map((c) => c.organizationId),
+    cols.map((c) => c.stamp.id),
+    cols.map((c) => c.stamp.createdDateTime),
+    cols.map((c) => c.stamp.modificationDateTime),
+    cols.map((c) => c.program_id),
+    cols.map((c) => c.target_keys[0] ?? null),
+    cols.map((c) => c.target_keys[1] ?? null),
+    cols.map((c) => c.span_start),
+    cols.map((c) => c.span_end),
+    cols.map((c) => c.doc),
+  ];
+  const input = `unnest($1::int[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::text[], $6::text[], $7::text[], $8::timestamptz[], $9::timestamptz[], $10::json[])
+    AS q(org, id, created, modified, program, k1, k2, span_start, span_end, doc)`;
+  // Dispatched events always have their two targets (VEN_NAME, RESOURCE_NAME): two keys.
+  if (insert) {
+    await query(
+      tx,
+      `INSERT INTO vtn_events (organization_id, id, created_at, modified_at, program_id, priority, target_keys, span_start, span_end, doc, ext)
+       SELECT q.org, q.id, q.created, q.modified, q.program, NULL, ARRAY[q.k1, q.k2], q.span_start, q.span_end, q.doc, NULL FROM ${input}`,
+      values,
+    );
+  } else {
+    await query(
+      tx,
+      `UPDATE vtn_events e SET modified_at = q.modified, program_id = q.program, priority = NULL, target_keys = ARRAY[q.k1, q.k2], span_start = q.span_start,
+         span_end = q.span_end, doc = q.doc, ext = NULL
+       FROM ${input} WHERE e.organization_id = q.org AND e.id = q.id`,
+      values,
+    );
+  }
+}
+
+/** Writes (creates, replaces or deletes) the events of `items` in the caller's transaction, a
+ * few statements for the whole batch. Returns each item's outcome and what to do after the
+ * caller commits. */
 export async function writeDispatchEvents(deps: VtnDeps, tx: PoolClient, items: readonly DispatchItem[]): Promise<{ outcomes: DispatchOutcome[]; afterCommit: () => void }> {
-  const changes: Change[] = [];
+  const planned = items.flatMap((item) => (item.plan ? [{ organizationId: item.organizationId, plan: item.plan }] : []));
+  const names = await namesOf(tx, planned);
+  const stored = await lockEvents(tx, items);
   const programs = new Map<string, string>();
+  const programChanges: Change[] = [];
+  const changes: Change[] = [];
+  const deleted: Stored[] = [];
+  const inserts: Row[] = [];
+  const updates: Row[] = [];
   const outcomes: DispatchOutcome[] = [];
-  for (const item of items) outcomes.push(await writeOne(deps, tx, item, programs, changes));
-  const afterCommit = await recordChanges(deps, tx, changes);
+  for (const item of items) {
+    const { plan, organizationId } = item;
+    const caller = callerIn(organizationId);
+    const old = item.eventId ? stored.get(`${organizationId}:${item.eventId}`) : undefined;
+    const found = plan ? names.get(`${organizationId}:${plan.venResourceId}:${plan.venId}`) : undefined;
+    if (!plan || !found) {
+      if (old) {
+        deleted.push(old);
+        changes.push(eventChange(caller, 'DELETE', old.id, old.doc, { programID: old.programId, targets: old.targets }, null));
+      }
+      outcomes.push({ eventId: null, reason: plan ? `the bound VEN resource ${plan.venResourceId} of VEN ${plan.venId} no longer exists in the VTN; bind the grid resource again` : null });
+      continue;
+    }
+    const key = `${organizationId}:${programNameOf(plan.zoneName)}`;
+    let programId = programs.get(key);
+    if (!programId) programs.set(key, (programId = await programFor(deps, tx, organizationId, plan.zoneName, programChanges)));
+    const body = eventBody(programId, plan, found);
+    const stamp = old ? replacedStamp(old.id, old) : newStamp();
+    const doc = JSON.stringify(documentOf('EVENT', stamp, body));
+    (old ? updates : inserts).push({ organizationId, stamp, body, doc });
+    changes.push(eventChange(caller, old ? 'PUT' : 'POST', stamp.id, doc, body, null));
+    // The event is addressed by the VEN's name, which reaches the VEN only once business logic
+    // granted it (docs/vtn.md, VEN identity): say so rather than look sent to a VEN that cannot see it.
+    const note = found.granted ? null : `VEN ${plan.venId} registered its name itself; the event reaches it once business logic confirms the VEN (PUT with its name)`;
+    outcomes.push({ eventId: stamp.id, note });
+  }
+  if (deleted.length > 0) {
+    await query(tx, 'DELETE FROM vtn_events e USING unnest($1::int[], $2::text[]) AS q(org, id) WHERE e.organization_id = q.org AND e.id = q.id', [deleted.map((d) => d.organizationId), deleted.map((d) => d.id)]);
+  }
+  await writeRows(tx, inserts, true);
+  await writeRows(tx, updates, false);
+  const afterCommit = await recordChanges(deps, tx, [...programChanges, ...changes]);
   return { outcomes, afterCommit };
 }
-
