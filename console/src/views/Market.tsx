@@ -1,6 +1,8 @@
 // The market of an organization over a period: its flexibility orders, its flexibility and
-// availability transactions with their delivery-validation status, settlement figures per
-// month (or per day for periods up to a month), and the transactions affecting a substation.
+// availability transactions with their delivery-validation status, their dispatch to the
+// resource's VEN (linking to the event in the demand-response view) and their delivery against
+// the baseline, settlement figures per month (or per day for periods up to a month), and the
+// transactions affecting a substation.
 import { useState } from 'preact/hooks';
 import { call } from '../api/client.ts';
 import type { Session } from '../api/session.ts';
@@ -10,6 +12,7 @@ import { OrgPicker, chosenOrganization } from '../components/OrgPicker.tsx';
 import { DayRangeInputs } from '../components/ParamInput.tsx';
 import { DAY_MS, formatInstant, isoDay, periodOf } from '../data/time.ts';
 import { codeLabel, DELIVERY_STATUSES, PRODUCT_TYPES } from '../data/units.ts';
+import { hrefOf } from '../app/route.ts';
 
 interface FlexibilityOrder {
   id: number;
@@ -40,6 +43,11 @@ interface Transaction {
   deliveryPercentage: number | null;
   deliveredQuantity: number | null;
   remunerationPercentage: number | null;
+  /** Flexibility: the baseline (reference) and the measured energy over the period, kWh. */
+  referenceReadingValue?: number | null;
+  validationReadingValue?: number | null;
+  /** Flexibility: how the transaction reached the resource's VEN (docs/flexibility-loop.md). */
+  dispatch?: { eventID: string | null; state: 'pending' | 'sent' | 'none'; reason: string | null } | null;
 }
 interface Summary {
   totalRemunerationSum: number;
@@ -89,7 +97,28 @@ async function settlement(org: number, start: number, end: number) {
   return rows;
 }
 
-function TransactionRows({ list, kind }: { list: Transaction[]; kind: 'flexibility' | 'availability' }) {
+/** The dispatch of a flexibility transaction: its state, and its event in the demand-response view. */
+function Dispatch({ t, org }: { t: Transaction; org: number | undefined }) {
+  const d = t.dispatch;
+  if (!d) return <span class="muted">—</span>;
+  const day = isoDay(Date.parse(t.start) - (Date.parse(t.start) % DAY_MS));
+  return (
+    <span class={`dispatch-${d.state}`} data-dispatch={d.state} title={d.reason ?? undefined}>
+      {d.state}
+      {d.eventID ? (
+        <>
+          {' '}
+          <a href={hrefOf('demand-response', { org: org === undefined ? undefined : String(org), event: d.eventID, from: day, to: isoDay(Date.parse(t.end) - 1) })} data-testid="dispatch-event">
+            event
+          </a>
+        </>
+      ) : null}
+      {d.reason ? <div class="muted small">{d.reason}</div> : null}
+    </span>
+  );
+}
+
+function TransactionRows({ list, kind, org }: { list: Transaction[]; kind: 'flexibility' | 'availability'; org: number | undefined }) {
   return (
     <>
       {list.map((t) => (
@@ -105,9 +134,12 @@ function TransactionRows({ list, kind }: { list: Transaction[]; kind: 'flexibili
           <td>{t.organizationId === t.counterpartOrganizationId ? '—' : `org ${t.counterpartOrganizationId}`}</td>
           <td class="num">{num(t.quantity)}</td>
           <td class="num">{num(kind === 'flexibility' ? t.unitPrice : t.availabilityPrice, 4)}</td>
+          <td>{kind === 'flexibility' ? <Dispatch t={t} org={org} /> : <span class="muted">—</span>}</td>
           <td class={`validation-${t.deliveryValidationStatus}`}>{codeLabel(DELIVERY_STATUSES, t.deliveryValidationStatus)}</td>
-          <td class="num">{t.deliveryPercentage === null ? '—' : `${num(t.deliveryPercentage)}%`}</td>
+          <td class="num" data-testid="baseline">{kind === 'flexibility' ? num(t.referenceReadingValue) : '—'}</td>
+          <td class="num" data-testid="measured">{kind === 'flexibility' ? num(t.validationReadingValue) : '—'}</td>
           <td class="num">{num(t.deliveredQuantity)}</td>
+          <td class="num">{t.deliveryPercentage === null ? '—' : `${num(t.deliveryPercentage)}%`}</td>
         </tr>
       ))}
     </>
@@ -264,17 +296,24 @@ export function Market({ session, params }: { session: Session; params: URLSearc
               <th>counterpart</th>
               <th>quantity</th>
               <th>price</th>
+              <th>dispatch to the VEN</th>
               <th>delivery validation</th>
+              <th>baseline (kWh)</th>
+              <th>measured (kWh)</th>
               <th>delivered</th>
-              <th>delivered quantity</th>
+              <th>delivered %</th>
             </tr>
           </thead>
           <tbody>
-            <TransactionRows list={transactions.value[0].flexibilityTransactions} kind="flexibility" />
-            <TransactionRows list={transactions.value[1]} kind="availability" />
+            <TransactionRows list={transactions.value[0].flexibilityTransactions} kind="flexibility" org={org} />
+            <TransactionRows list={transactions.value[1]} kind="availability" org={org} />
           </tbody>
         </table>
       ) : null}
+      <p class="muted">
+        Quantities in kWh (flexibility) and kW (availability). Baseline and measured: the energy of the resource’s reference and actual registers over the period; delivered = their
+        difference in the product’s direction, less earlier transactions’ share (docs/products.md).
+      </p>
       {transactions.value && transactions.value[0].otherFlexibilityTransactionsWithImpact.length > 0 ? (
         <p class="muted">{transactions.value[0].otherFlexibilityTransactionsWithImpact.length} other flexibility transactions affect this organization’s grid.</p>
       ) : null}
