@@ -56,10 +56,7 @@ interface Existing {
 async function existingReadings(pool: Pool, store: TimeSeriesStore, registerId: number, start: number, end: number): Promise<{ ven: Existing[]; other: Existing[] }> {
   // Readings that start before `start` may still reach into it: look back one longest reading.
   const [series] = await store.readSeries({ registerIds: [registerId], start: start - 366 * 86_400_000, end });
-  const { rows: spans } = await pool.query<{ updatedMs: string; start: Date; end: Date }>(
-    'SELECT updated_ms AS "updatedMs", span_start AS start, span_end AS "end" FROM grid_ven_readings WHERE register_id = $1 AND span_start < $3 AND span_end > $2',
-    [registerId, new Date(start - 366 * 86_400_000), new Date(end)],
-  );
+  const spans = (await venReadingSpans(pool, [registerId], start - 366 * 86_400_000, end)).get(registerId) ?? [];
   const ven: Existing[] = [];
   const other: Existing[] = [];
   for (let i = 0; i < (series?.timestamps.length ?? 0); i += 1) {
@@ -67,7 +64,7 @@ async function existingReadings(pool: Pool, store: TimeSeriesStore, registerId: 
     const e = t + series!.resolutions[i]! * 1000;
     if (e <= start || t >= end) continue;
     const u = series!.updatedAt[i]!;
-    const mine = spans.some((s) => Number(s.updatedMs) === u && s.start.getTime() <= t && t < s.end.getTime());
+    const mine = spans.some((s) => s.updatedMs === u && s.start <= t && t < s.end);
     (mine ? ven : other).push({ start: t, end: e, updatedAt: u });
   }
   return { ven, other };
@@ -156,5 +153,19 @@ export async function storeVenUsage(deps: { pool: Pool; store: TimeSeriesStore }
     for (const resource of report.resources) resources.push(await storeResource(deps.pool, deps.store, report, resource, bound));
     out.push({ organizationId: report.organizationId, reportId: report.reportId, resources });
   }
+  return out;
+}
+
+/** The spans the VEN wrote into these registers over [start, end) (ms), with the updatedAt of
+ * their readings: a reading is the VEN's when one of its register's spans holds it with its
+ * updatedAt (delivery validation names its inputs' source by this). */
+export async function venReadingSpans(db: Queryable, registerIds: readonly number[], start: number, end: number): Promise<Map<number, { updatedMs: number; start: number; end: number }[]>> {
+  const { rows } = await db.query<{ registerId: number; updatedMs: string; start: Date; end: Date }>(
+    `SELECT register_id AS "registerId", updated_ms AS "updatedMs", span_start AS start, span_end AS "end" FROM grid_ven_readings
+     WHERE register_id = ANY($1::int[]) AND span_start < $3 AND span_end > $2`,
+    [registerIds, new Date(start), new Date(end)],
+  );
+  const out = new Map<number, { updatedMs: number; start: number; end: number }[]>();
+  for (const r of rows) out.set(r.registerId, [...(out.get(r.registerId) ?? []), { updatedMs: Number(r.updatedMs), start: r.start.getTime(), end: r.end.getTime() }]);
   return out;
 }
