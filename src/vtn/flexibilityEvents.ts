@@ -108,7 +108,7 @@ export async function findVenResource(db: Queryable, organizationId: number, ven
 
 /** The zone's program in the VTN (found by name, created on first use). A transaction-scoped
  * advisory lock per (VTN, name) keeps two instances from creating it twice. */
-async function programFor(deps: VtnDeps, tx: PoolClient, organizationId: number, zoneName: string, changes: Change[]): Promise<string> {
+async function programFor(tx: PoolClient, organizationId: number, zoneName: string, changes: Change[]): Promise<string> {
   const name = programNameOf(zoneName);
   await tx.query('SELECT pg_advisory_xact_lock(727274200, hashtext($1))', [`${organizationId}:${name}`]);
   const found = await query<{ id: string }>(tx, 'SELECT id FROM vtn_programs WHERE organization_id = $1 AND program_name = $2', [organizationId, name]);
@@ -245,7 +245,7 @@ export async function writeDispatchEvents(deps: VtnDeps, tx: PoolClient, items: 
     }
     const key = `${organizationId}:${programNameOf(plan.zoneName)}`;
     let programId = programs.get(key);
-    if (!programId) programs.set(key, (programId = await programFor(deps, tx, organizationId, plan.zoneName, programChanges)));
+    if (!programId) programs.set(key, (programId = await programFor(tx, organizationId, plan.zoneName, programChanges)));
     const body = eventBody(programId, plan, found);
     const stamp = old ? replacedStamp(old.id, old) : newStamp();
     const doc = JSON.stringify(documentOf('EVENT', stamp, body));
