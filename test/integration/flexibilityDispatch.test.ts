@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accept, bind, createBoundableResource, createLoopWorld, nextSlot, placeOrder, transactions, type LoopWorld } from '../support/loopFixtures.ts';
 import { startTestApp, type TestApp } from '../support/testApp.ts';
 import { VTN, expectStatus, startReceiver, waitFor, type Receiver } from '../support/vtn.ts';
+import { openAdrSpecPath, readSpecComponents, specCheck } from '../support/openAdrSpec.ts';
 
 const V31 = '/api/openadr/3.1.0';
 
@@ -74,6 +75,15 @@ describe('dispatch of flexibility transactions to the bound VEN resource', () =>
       intervals: [{ id: 0, payloads: [{ type: 'DISPATCH_SETPOINT_RELATIVE', values: [-40] }] }],
     });
     expect(event.reportDescriptors[0]).toMatchObject({ payloadType: 'USAGE', units: 'KWH' });
+    // What the VENs get is valid OpenADR, in both versions (the program made on first use too).
+    for (const version of ['3.0.1', '3.1.0'] as const) {
+      const spec = openAdrSpecPath(version);
+      if (!spec) continue;
+      const check = specCheck(`openadr-${version}`, readSpecComponents(spec));
+      const base = version === '3.0.1' ? VTN : V31;
+      expect(check('event', await expectStatus(t.api.get(`${base}/events/${dispatch.eventID}`, w.venClient.token), 200)), `event, ${version}`).toEqual([]);
+      expect(check('program', await expectStatus(t.api.get(`${base}/programs/${event.programID}`, w.venClient.token), 200)), `program, ${version}`).toEqual([]);
+    }
     const byName = await expectStatus(t.api.get(`${V31}/events?targets=EVENT_NAME:${tx.transactionCorrelationId}`, w.venClient.token), 200);
     expect(byName.map((e: any) => e.id)).toEqual([dispatch.eventID]);
     const note = await waitFor('webhook', () => receiver.received.find((r) => r.body.object.id === dispatch.eventID && r.body.operation === 'POST'));
