@@ -177,6 +177,25 @@ export const dispatchSchema = objectSchema(
   { title: 'Dispatch' },
 );
 
+/** Where the validation's figures came from (docs/flexibility-loop.md). */
+export const validationInputsSchema = objectSchema(
+  {
+    actual: objectSchema(
+      {
+        registerId: { type: 'integer' },
+        source: { type: ['string', 'null'], enum: ['meter', 'ven', 'meter and ven', null], description: 'meter: meter data only; ven: the VEN’s usage reports only; both; null: not read (missing).' },
+      },
+      ['registerId', 'source'],
+    ),
+    reference: objectSchema(
+      { registerId: { type: ['integer', 'null'] }, source: { type: 'string', enum: ['register', 'virtual register', 'zero'] } },
+      ['registerId', 'source'],
+    ),
+  },
+  ['actual', 'reference'],
+  { title: 'ValidationInputs' },
+);
+
 export const flexibilityTransactionSchema = objectSchema(
   {
     id: int,
@@ -203,6 +222,7 @@ export const flexibilityTransactionSchema = objectSchema(
     validationReadingValue: nNum,
     remunerationPercentage: nNum,
     dispatch: nullable(dispatchSchema),
+    validationInputs: nullable(validationInputsSchema),
   },
   ['id', 'transactionCorrelationId', 'createdBy', 'createdAt', 'organizationId', 'quantity', 'marketId', 'flexibilityOrderId', 'start', 'end', 'resourceId', 'unitPrice', 'counterpartOrganizationId', 'counterpartCreatedBy', 'productType', 'deliveryValidationStatus'],
   { title: 'FlexibilityTransaction' },

@@ -26,7 +26,7 @@ export function flexColumns(me: string, party = true): string {
     t.delivery_percentage::float8 AS "deliveryPercentage", t.delivered_quantity::float8 AS "deliveredQuantity",
     t.reference_adjustment_quantity::float8 AS "referenceAdjustmentQuantity", t.reference_reading_value::float8 AS "referenceReadingValue",
     t.validation_reading_value::float8 AS "validationReadingValue", t.remuneration_percentage::float8 AS "remunerationPercentage",
-    ${party ? DISPATCH_COLUMN : 'NULL AS dispatch'}`;
+    t.validation_inputs AS "validationInputs", ${party ? DISPATCH_COLUMN : 'NULL AS dispatch'}`;
 }
 
 /** Columns of an availability transaction seen by organization `me` (an SQL expression). */

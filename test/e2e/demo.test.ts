@@ -127,6 +127,8 @@ describe('npm run demo on an empty DATA_DIR', () => {
       expect(event.eventName).toBe(t.transactionCorrelationId);
       expect(event.intervals[0].payloads[0].type).toBe('DISPATCH_SETPOINT_RELATIVE');
       expect(t.deliveryValidationStatus).toBe(2);
+      // Measured from what the VEN reported (the meter sent nothing for those intervals).
+      expect(t.validationInputs.actual.source).toBe('ven');
     }
     for (const id of world.loop.reports) expect((await get(`/api/openadr/v1/reports/${id}/processing`)).state).toBe('stored');
   });

@@ -131,6 +131,9 @@ describe('the flexibility loop, end to end', () => {
     // The platform validates the delivery (the job would wait for the period's end; asked now).
     const validated = await expectStatus(t.api.post('/api/admin/transactions/validate', { flexibilityTransactionIds: [transaction.id] }, t.adminToken), 200);
     expect(validated.flexibilityTransactions[0]).toMatchObject({ id: transaction.id, deliveryValidationStatus: 2, referenceReadingValue: 40, validationReadingValue: 20, deliveredQuantity: 20, deliveryPercentage: 100, remunerationPercentage: 100 });
+    // The validation names its inputs: the actual register's readings were the VEN's.
+    const [seen] = (await expectStatus(t.api.get(`/api/product/transaction/flexibility?organizationId=${operator.organizationId}&start=${new Date(start).toISOString()}&end=${new Date(start + Q).toISOString()}`, operator.token), 200)).flexibilityTransactions;
+    expect(seen.validationInputs).toEqual({ actual: { registerId: resource.actualRegisterId, source: 'ven' }, reference: { registerId: expect.any(Number), source: 'register' } });
   });
 
   it('the settlement specification lists the validated line for both parties', async () => {

@@ -115,6 +115,15 @@ describe('VEN usage reports as meter data', () => {
     expect(mine.refused.map((x: any) => x.reason)).toEqual([expect.stringMatching(/PEAK/), expect.stringMatching(/one number/), expect.stringMatching(/meter data/)]);
     expect(other).toMatchObject({ state: 'refused', readings: 0, reason: expect.stringMatching(/no VEN of the credential/) });
     expect((await readings(later, later + 2 * Q)).map((x) => x.value)).toEqual([7, 2]);
+    // Validated over those two quarter hours, the figures name both sources.
+    const order = await placeOrder(t.api, w, later, { minutes: 30 });
+    const tx = await accept(t.api, w.provider, order.id, w.resource.id, 1);
+    await expectStatus(
+      t.api.post(`/api/grid/resource/${w.resource.id}/readings/reference`, { organizationId: w.provider.organizationId, readings: [0, 1].map((i) => ({ timestamp: new Date(later + i * Q).toISOString(), value: 10, resolution: 900 })) }, w.provider.token),
+      204,
+    );
+    const validated = await expectStatus(t.api.post('/api/admin/transactions/validate', { flexibilityTransactionIds: [tx.id] }, t.adminToken), 200);
+    expect(validated.flexibilityTransactions[0]).toMatchObject({ validationReadingValue: 9, validationInputs: { actual: { registerId: w.resource.actualRegisterId, source: 'meter and ven' }, reference: { source: 'register' } } });
     // Units that do not map.
     const wh = await expectStatus(
       t.api.post(`${VTN}/reports`, report([{ resourceName: w.resourceName, intervals: [{ id: 0, intervalPeriod: { start: new Date(later + 3 * Q).toISOString(), duration: 'PT15M' }, payloads: [{ type: 'USAGE', values: [1] }] }] }], { payloadDescriptors: [{ payloadType: 'USAGE', units: 'WH' }] }), w.venClient.token),

@@ -46,6 +46,8 @@ interface Transaction {
   /** Flexibility: the baseline (reference) and the measured energy over the period, kWh. */
   referenceReadingValue?: number | null;
   validationReadingValue?: number | null;
+  /** Flexibility: where the measured energy came from (meter data, the VEN's usage reports). */
+  validationInputs?: { actual: { registerId: number; source: 'meter' | 'ven' | 'meter and ven' | null } } | null;
   /** Flexibility: how the transaction reached the resource's VEN (docs/flexibility-loop.md). */
   dispatch?: { eventID: string | null; state: 'pending' | 'sent' | 'none'; reason: string | null } | null;
 }
@@ -137,7 +139,10 @@ function TransactionRows({ list, kind, org }: { list: Transaction[]; kind: 'flex
           <td>{kind === 'flexibility' ? <Dispatch t={t} org={org} /> : <span class="muted">—</span>}</td>
           <td class={`validation-${t.deliveryValidationStatus}`}>{codeLabel(DELIVERY_STATUSES, t.deliveryValidationStatus)}</td>
           <td class="num" data-testid="baseline">{kind === 'flexibility' ? num(t.referenceReadingValue) : '—'}</td>
-          <td class="num" data-testid="measured">{kind === 'flexibility' ? num(t.validationReadingValue) : '—'}</td>
+          <td class="num" data-testid="measured" data-source={t.validationInputs?.actual.source ?? undefined}>
+            {kind === 'flexibility' ? num(t.validationReadingValue) : '—'}
+            {t.validationInputs?.actual.source && t.validationInputs.actual.source !== 'meter' ? <span class="muted small"> ({t.validationInputs.actual.source === 'ven' ? 'VEN' : 'meter and VEN'})</span> : null}
+          </td>
           <td class="num">{num(t.deliveredQuantity)}</td>
           <td class="num">{t.deliveryPercentage === null ? '—' : `${num(t.deliveryPercentage)}%`}</td>
         </tr>
@@ -311,8 +316,8 @@ export function Market({ session, params }: { session: Session; params: URLSearc
         </table>
       ) : null}
       <p class="muted">
-        Quantities in kWh (flexibility) and kW (availability). Baseline and measured: the energy of the resource’s reference and actual registers over the period; delivered = their
-        difference in the product’s direction, less earlier transactions’ share (docs/products.md).
+        Quantities in kWh (flexibility) and kW (availability). Baseline and measured: the energy of the resource’s reference and actual registers over the period (marked VEN where
+        the resource’s VEN reported it); delivered = their difference in the product’s direction, less earlier transactions’ share (docs/products.md).
       </p>
       {transactions.value && transactions.value[0].otherFlexibilityTransactionsWithImpact.length > 0 ? (
         <p class="muted">{transactions.value[0].otherFlexibilityTransactionsWithImpact.length} other flexibility transactions affect this organization’s grid.</p>
