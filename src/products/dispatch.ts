@@ -149,11 +149,13 @@ async function postpone(pool: Pool, row: Claimed, err: unknown): Promise<void> {
 }
 
 /**
- * One step: claims up to `batch` pending rows and dispatches them in one transaction. When that
+ * One step: claims up to `batch` pending rows and dispatches them in one transaction (500: with
+ * 5,000 transactions of 100 VENs, batches of 200 took 6.1–7.4 s to write them all, of 500 4.8 s,
+ * of 1,000 4.4–5.3 s, load average 7–9; larger batches hold more rows locked longer). When that
  * fails, each row is tried in a transaction of its own, so that one bad row (retried later with
  * a backoff) does not hold back the others. Returns how many rows were handled.
  */
-export async function dispatchDue(pool: Pool, write: DispatchWriter, log: Logger, batch = 200): Promise<number> {
+export async function dispatchDue(pool: Pool, write: DispatchWriter, log: Logger, batch = 500): Promise<number> {
   let claimed: Claimed[] = [];
   try {
     let afterCommit = () => {};
