@@ -1,8 +1,10 @@
 # syntax=docker/dockerfile:1
 # The Flex production image, used by docker-compose.yml. The app is stateless: point DATABASE_URL
 # at PostgreSQL (the compose file does) and run as many instances as you like (docs/architecture.md,
-# "Scale-out"). Node 24 is the current LTS; its Debian 13 (trixie) base has glibc 2.41, so the
-# uWebSockets.js v20.57 build loads there too (HTTP_SERVER=uws or auto); the default is node:http.
+# "Scale-out"). Node 24 is the current LTS. The one uWebSockets.js build the app trusts has
+# binaries up to Node 20 only, so here HTTP_SERVER=auto (the default) runs node:http, and the
+# start-up log says so (docs/architecture.md, "HTTP server" and "Native dependencies"). No other
+# native code loads into the process; PostgreSQL is the compose file's own server.
 
 # ---- build: all dependencies, TypeScript → dist/, the console → dist/console ----
 FROM node:24-trixie-slim AS build

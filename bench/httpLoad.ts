@@ -40,7 +40,7 @@ if (uws.ok) {
   const barePort = await new Promise<number>((resolve) => bare.listen('127.0.0.1', 0, (s) => resolve(uws.uws.us_socket_local_port(s as never))));
   servers.push({ kind: 'uws', base: `http://127.0.0.1:${port}`, bare: `http://127.0.0.1:${barePort}/bare` });
 } else {
-  console.log(`uWebSockets.js does not load here (${uws.reasons.join('; ')}): node:http only`);
+  console.log(`uWebSockets.js does not load here (${uws.reason}): node:http only`);
 }
 
 const auth = { authorization: `Bearer ${token}` };

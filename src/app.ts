@@ -4,6 +4,7 @@
 // can run several apps in one process.
 import type { Logger } from 'pino';
 import { identityAdminRoutes } from './admin/identityRoutes.ts';
+import { credentialEventRoutes } from './admin/credentialEventRoutes.ts';
 import { Authenticator } from './auth/authenticator.ts';
 import { ensureBootstrapAdmin, type AdminTokenInfo } from './auth/bootstrap.ts';
 import { meRoutes } from './auth/meRoutes.ts';
@@ -20,6 +21,7 @@ import { DomainMetrics } from './domainMetrics.ts';
 import { notificationsByState, oldestPendingNotificationSeconds } from './vtn/notificationAdminRoutes.ts';
 import { buildOpenApi } from './http/openapi.ts';
 import { opsRoutes } from './http/opsRoutes.ts';
+import { MetricsListener, metricsAccess } from './http/metricsAccess.ts';
 import { MemoryRateLimitStore, type RateLimitStore } from './http/rateLimit.ts';
 import { Router } from './http/router.ts';
 import { createHttpServer, type HttpServerKind } from './http/server.ts';
@@ -74,6 +76,10 @@ export interface App {
   httpServer: HttpServerKind;
   /** Runs a dispatch step of the flexibility loop now (for writes that bypass the API). */
   kickDispatch(): void;
+  /** Port of the METRICS_PORT listener (0: none). */
+  metricsPort: number;
+  /** Body bytes held now by routes other than reading batches (within BODY_BUDGET_BYTES). */
+  bodyBytesHeld(): number;
   /** Graceful stop: no new connections, in-flight requests finish, then pools and PostgreSQL close. */
   close(): Promise<void>;
 }
@@ -157,17 +163,24 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       audiences: config.tokenAudiences,
       perClientPerMinute: config.rateLimitTokenPerMinute,
       unknownClientPerMinute: config.rateLimitTokenUnknownPerMinute,
+      rateLimits,
     });
     let openApiJson: string | undefined;
     const routes: RouteDef[] = [];
     routes.push(
-      ...opsRoutes({ checkDatabase: async () => void (await pool.query('SELECT 1')), metrics, openApiJson: () => (openApiJson ??= JSON.stringify(openApi())) }),
+      ...opsRoutes({
+        checkDatabase: async () => void (await pool.query('SELECT 1')),
+        metrics,
+        openApiJson: () => (openApiJson ??= JSON.stringify(openApi())),
+        authorizeMetrics: metricsAccess(config.metricsToken, authenticator.authenticate),
+      }),
       ...tokens,
       openAdr31TokenRoute(tokens[0]!, config.vtn31BasePath, config.tokenAudiences[0]!),
       ...meRoutes(),
       ...organizationClientRoutes(pool),
       ...vtnCredentialRoutes(pool),
       ...identityAdminRoutes(pool),
+      ...credentialEventRoutes(pool),
       ...meterRoutes(pool, timeSeries),
       ...resourceRoutes(pool, timeSeries),
       ...zoneRoutes(pool),
@@ -205,10 +218,23 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       translateError,
       compression: new Compression({ encodings: config.compressionEncodings, minBytes: config.compressionMinBytes }),
       cors: new Cors(config.corsOrigins),
+      largeBodyLimit: config.bodyLimitBytes,
     });
-    const { server, reason } = createHttpServer(router, { host: config.host, port: config.port, bodyLimit: config.bodyLimitBytes, trustProxy: config.trustProxy, log, metrics }, config.httpServer);
+    const { server, reason } = createHttpServer(
+      router,
+      { host: config.host, port: config.port, bodyLimit: config.bodyLimitBytes, bodyBudget: config.bodyBudgetBytes, trustProxy: config.trustProxy, log, metrics },
+      config.httpServer,
+    );
+    metrics.gauge('http_body_bytes_held', 'Request body bytes held now by routes other than reading batches (at most BODY_BUDGET_BYTES)', () => server.bodyBytesHeld);
     const port = await server.listen();
     log.info({ httpServer: server.kind, runs: server.description, reason }, `HTTP server: ${server.description}`);
+    let metricsPort = 0;
+    if (config.metricsPort !== undefined) {
+      const listener = new MetricsListener(metrics, config.metricsHost, config.metricsPort);
+      metricsPort = await listener.listen();
+      cleanups.unshift(() => listener.close());
+      log.info({ metricsHost: config.metricsHost, metricsPort }, 'GET /metrics also served without a token on METRICS_PORT');
+    }
     const clearing = new PeriodicJob('clearing', () => clearDueOrders(pool), config.clearingIntervalMs, log, domainMetrics);
     clearing.start();
     cleanups.unshift(() => clearing.stop());
@@ -239,6 +265,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       workers,
       httpServer: server.kind,
       kickDispatch: loop.kickDispatch,
+      metricsPort,
+      bodyBytesHeld: () => server.bodyBytesHeld,
       close: () =>
         (closing ??= (async () => {
           const drained = await server.close(config.shutdownTimeoutMs);

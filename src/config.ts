@@ -82,6 +82,13 @@ export interface Config {
   /** The address clients reach this server at (`https://flex.example.com`), for URLs it hands
    * out (OpenADR 3.1 /auth/server); unset: built from the request. */
   publicBaseUrl: string | undefined;
+  /** Body bytes held at once by every route but reading batches (src/http/body.ts). */
+  bodyBudgetBytes: number;
+  /** Bearer token Prometheus sends to GET /metrics on the public listener. */
+  metricsToken: string | undefined;
+  /** A second listener serving only GET /metrics, without a token (undefined: none; 0: a free port). */
+  metricsPort: number | undefined;
+  metricsHost: string;
 }
 
 export interface ConfigDoc {
@@ -103,8 +110,8 @@ export const CONFIG_DOCS: ConfigDoc[] = [
   { name: 'TOKEN_AUDIENCES', default: 'flex-api', description: 'Comma-separated audiences accepted by POST /oauth/token (`audience` parameter).' },
   { name: 'TOKEN_TTL_SECONDS', default: '86400', description: 'Access token lifetime (`expires_in`).' },
   { name: 'AUTH_CACHE_MS', default: '2000', description: 'How long token revocation state (deleted client, rotated secret) and organization features are cached. Revoked tokens stop working within this time (open MQTT sessions are disconnected).' },
-  { name: 'BODY_LIMIT_BYTES', default: '268435456', description: 'Largest accepted request body (256 MiB; reading batches are large). 413 beyond.' },
-  { name: 'HTTP_SERVER', default: 'node', description: '`node` (node:http: every Node release, answers pipelined requests), `uws` (uWebSockets.js, faster; stops the start when no native build loads here) or `auto` (uWebSockets.js where a build loads, else node). The start-up log says which runs and why; see docs/architecture.md.' },
+  { name: 'BODY_LIMIT_BYTES', default: '268435456', description: 'Largest body of POST /api/readings and POST /api/grid/resource/{id}/readings/reference (256 MiB; reading batches are large). 413 beyond. Every other route has a fixed, smaller limit (docs/security.md, "Request bodies").' },
+  { name: 'HTTP_SERVER', default: 'auto', description: '`auto`: uWebSockets.js where its trusted build loads (a binary whose sha256 the code pins; Node 20 on Linux, macOS, Windows), else node:http. `uws`: uWebSockets.js or a start error. `node`: node:http (every Node release; answers pipelined requests in order and every malformed request with a status). The start-up log says which runs and why; see docs/architecture.md, "HTTP server".' },
   { name: 'COMPRESSION_ENCODINGS', default: 'zstd,br,gzip (zstd where Node has it)', description: 'Codings answers may be compressed with, in the order preferred when the client’s Accept-Encoding weighs them equally; `none` = never compress. zstd needs Node ≥ 22.15 (or 23.8); listed on an older Node it stops the start. docs/compression.md.' },
   { name: 'COMPRESSION_MIN_BYTES', default: '1024', description: 'Answers smaller than this are sent uncompressed.' },
   { name: 'CORS_ORIGINS', default: '(none)', description: 'Comma-separated origins (`https://tool.example.com`) whose browser pages may call the API, or `*` for any. Unset: no CORS headers, so browsers allow same-origin calls only. Preflights get 204 (403 for an origin not listed).' },
@@ -112,8 +119,8 @@ export const CONFIG_DOCS: ConfigDoc[] = [
   { name: 'RATE_LIMIT_STORE', default: 'memory', description: '`memory` (one instance) or `postgres` (counters shared by all instances).' },
   { name: 'RATE_LIMIT_READINGS_PER_SECOND', default: '5', description: 'POST /api/readings requests per OAuth client per second.' },
   { name: 'RATE_LIMIT_READINGS_PER_MINUTE', default: '20', description: 'POST /api/readings requests per OAuth client per minute.' },
-  { name: 'RATE_LIMIT_TOKEN_PER_MINUTE', default: '30', description: 'POST /oauth/token requests per client_id per minute; also failed MQTT CONNECTs per client id given as username (separate counter).' },
-  { name: 'RATE_LIMIT_TOKEN_UNKNOWN_PER_MINUTE', default: '30', description: 'POST /oauth/token requests per client address per minute when the client_id is unknown; also failed MQTT CONNECTs per address when the username is not a client id.' },
+  { name: 'RATE_LIMIT_TOKEN_PER_MINUTE', default: '30', description: 'Tokens issued per client per minute (counted once its secret is verified), and failed token requests per (client id, address) per minute; failed MQTT CONNECTs are counted the same way (separate counters). docs/security.md, "Failed attempts".' },
+  { name: 'RATE_LIMIT_TOKEN_UNKNOWN_PER_MINUTE', default: '30', description: 'Failed token requests per address per minute, whatever the client ids (an IPv6 address counts by its /64); checked before the body is read. Failed MQTT CONNECTs are counted the same way (separate counter).' },
   { name: 'RATE_LIMIT_API_PER_MINUTE', default: '0', description: 'Requests per OAuth client per minute on every other authenticated endpoint; 0 = no limit (the interface’s default). When set, those responses carry the X-Rate-Limit-* headers too.' },
   { name: 'WORKER_THREADS', default: 'CPU count − 1 (at least 2)', description: 'Worker threads for CPU-heavy work: parsing reading batches, virtual registers. Large batches on QuestDB are parsed in slices on all of them at once.' },
   { name: 'TIMESERIES_BACKEND', default: 'postgres', description: 'Where readings live: `postgres` (the same database, nothing extra) or `questdb` (needs QUESTDB_HTTP_URL and QUESTDB_PG_URL).' },
@@ -151,6 +158,10 @@ export const CONFIG_DOCS: ConfigDoc[] = [
   { name: 'MQTT_PUBLIC_URL', default: '(derived)', description: 'Broker URI announced to clients by GET /notifiers (default: MQTT_URL without credentials, or mqtt://<MQTT_HOST>:<port>).' },
   { name: 'MQTT_BROKER_CONCURRENCY', default: '100', description: 'Messages the embedded broker routes at once (aedes `concurrency`); more are queued in order.' },
   { name: 'VTN_WEBHOOK_ALLOW_PRIVATE', default: 'false', description: 'Accept and call subscription callbackUrls on loopback, private and link-local addresses (tests, closed networks). Off: such URLs are refused (400) and never called.' },
+  { name: 'BODY_BUDGET_BYTES', default: '33554432', description: 'Request body bytes held at once by all routes but reading batches (32 MiB). A body that does not fit gets 503 with Retry-After: 1 instead of being read; each route has its own limit too (docs/security.md, "Request bodies").' },
+  { name: 'METRICS_TOKEN', default: '(unset)', description: 'Bearer token for GET /metrics on the API port (Prometheus `authorization: {credentials: …}`), at least 32 characters. Global administrators’ tokens are accepted too; anyone else gets 401/403. docs/security.md, "Metrics".' },
+  { name: 'METRICS_PORT', default: '(unset)', description: 'A second listener, on METRICS_HOST, that serves only GET /metrics and asks no token (for a scraper on the same host or network); unset = none, 0 = a free port (logged).' },
+  { name: 'METRICS_HOST', default: '127.0.0.1', description: 'Address of the METRICS_PORT listener (loopback by default: set it only to an interface your monitoring network alone reaches).' },
 ];
 
 export class ConfigError extends Error {
@@ -253,7 +264,7 @@ export function loadConfig(env: Env = process.env): Config {
     authCacheMs: r.int('AUTH_CACHE_MS', 2000, 0, 60_000),
     bodyLimitBytes: r.int('BODY_LIMIT_BYTES', 256 * 1024 * 1024, 1024, 2 ** 31),
     trustProxy: r.bool('TRUST_PROXY', false),
-    httpServer: r.oneOf('HTTP_SERVER', ['node', 'uws', 'auto'] as const, 'node'),
+    httpServer: r.oneOf('HTTP_SERVER', ['node', 'uws', 'auto'] as const, 'auto'),
     rateLimitStore: r.oneOf('RATE_LIMIT_STORE', ['memory', 'postgres'] as const, 'memory'),
     rateLimitReadingsPerSecond: r.int('RATE_LIMIT_READINGS_PER_SECOND', 5, 1),
     rateLimitReadingsPerMinute: r.int('RATE_LIMIT_READINGS_PER_MINUTE', 20, 1),
@@ -300,7 +311,12 @@ export function loadConfig(env: Env = process.env): Config {
     dispatchIntervalMs: r.int('DISPATCH_INTERVAL_MS', 1000, 10, 3_600_000),
     usageReportsIntervalMs: r.int('USAGE_REPORTS_INTERVAL_MS', 1000, 10, 3_600_000),
     publicBaseUrl: r.raw('PUBLIC_BASE_URL')?.replace(/\/+$/, ''),
+    bodyBudgetBytes: r.int('BODY_BUDGET_BYTES', 32 * 1024 * 1024, 64 * 1024, 2 ** 40),
+    metricsToken: r.raw('METRICS_TOKEN'),
+    metricsPort: r.raw('METRICS_PORT') === undefined ? undefined : r.int('METRICS_PORT', 0, 0, 65535),
+    metricsHost: r.string('METRICS_HOST', '127.0.0.1'),
   };
+  if (config.metricsToken !== undefined && config.metricsToken.length < 32) r.problems.push('METRICS_TOKEN must be at least 32 characters');
   if (config.timeseriesBackend === 'questdb' && (!config.questdbHttpUrl || !config.questdbPgUrl)) {
     r.problems.push('TIMESERIES_BACKEND=questdb needs QUESTDB_HTTP_URL and QUESTDB_PG_URL');
   }

@@ -2,6 +2,7 @@
 // personal access tokens). Global administrators only. The tables belong to src/auth; this
 // module is their administrative surface.
 import type { Pool } from '../store/database.ts';
+import { actorOf } from '../auth/credentialEvents.ts';
 import * as identity from '../auth/identityStore.ts';
 import type { UserInput } from '../auth/identityStore.ts';
 import { crudRoutes, storeOperations } from '../http/crudRoutes.ts';
@@ -53,7 +54,12 @@ export function identityAdminRoutes(pool: Pool): RouteDef[] {
       input: userInput,
       example: { name: 'Ada Analyst', organizationId: 1, roleIds: [1], globalAdmin: false },
       created: createdUserSchema,
-      ...storeOperations(pool, { list: identity.listUsers, get: identity.getUser, create: identity.createUser, update: identity.updateUser, remove: identity.deleteUser }),
+      // Creating a user issues its personal access token, deleting one revokes it: both logged.
+      list: (page) => identity.listUsers(pool, page),
+      get: (id) => identity.getUser(pool, id),
+      create: (input, req) => identity.createUser(pool, input, actorOf(req)),
+      update: (id, input) => identity.updateUser(pool, id, input),
+      remove: (id, req) => identity.deleteUser(pool, id, actorOf(req)),
     }),
     {
       method: 'PUT',
@@ -64,7 +70,7 @@ export function identityAdminRoutes(pool: Pool): RouteDef[] {
       auth: ADMIN,
       params: idParams('id'),
       responses: { 200: { description: 'The new token', schema: userTokenSchema } },
-      handler: async (req) => ({ status: 200, body: { token: await identity.rotateUserToken(pool, req.params.id) } }),
+      handler: async (req) => ({ status: 200, body: { token: await identity.rotateUserToken(pool, req.params.id, actorOf(req)) } }),
     },
   ];
 }

@@ -1,6 +1,8 @@
 // SQL for API clients: organization clients (permissions through roles) and VTN credentials
-// (OpenADR scopes). Secrets leave this module only from create and rotate.
-import { withTransaction, type Pool, type Queryable } from '../store/database.ts';
+// (OpenADR scopes). Secrets leave this module only from create and rotate. Every create, rotate
+// and delete writes its credential_events entry in the same transaction (credentialEvents.ts).
+import { withTransaction, type Pool, type PoolClient, type Queryable } from '../store/database.ts';
+import { recordCredentialEvent, type Actor, type CredentialKind } from './credentialEvents.ts';
 import { generateClientId, generateSecret, hashSecret, hintOf } from './secrets.ts';
 
 export type ClientKind = 'organization' | 'vtn';
@@ -29,12 +31,16 @@ const COLUMNS = `c.id, c.organization_id AS "organizationId", c.client_id AS "cl
 
 type Row = OrganizationClient & VtnCredential;
 
+const EVENT_KIND: Record<ClientKind, CredentialKind> = { organization: 'organization_client', vtn: 'vtn_credential' };
+
+/** Checks, before a rotate or delete, that the caller may act on this client (its roles); throws to refuse. */
+export type ClientAuthority = (client: { id: number; roleIds: number[]; scopes: string[] }, tx: PoolClient) => Promise<void>;
 function shape<K extends ClientKind>(kind: K, row: Row): K extends 'vtn' ? VtnCredential : OrganizationClient {
   const { scopes, roleIds, ...common } = row;
   return (kind === 'vtn' ? { ...common, scopes } : { ...common, roleIds }) as never;
 }
 
-async function insertClient(pool: Pool, kind: ClientKind, organizationId: number, clientName: string, scopes: string[], roleIds: number[]): Promise<Row> {
+async function insertClient(pool: Pool, actor: Actor, kind: ClientKind, organizationId: number, clientName: string, scopes: string[], roleIds: number[]): Promise<Row> {
   const secret = generateSecret();
   const secretHash = await hashSecret(secret);
   return withTransaction(pool, async (tx) => {
@@ -45,16 +51,26 @@ async function insertClient(pool: Pool, kind: ClientKind, organizationId: number
     const id = rows[0]!.id;
     if (roleIds.length > 0) await tx.query('INSERT INTO api_client_roles (client_id, role_id) SELECT $1, unnest($2::int[]) ON CONFLICT DO NOTHING', [id, roleIds]);
     const created = await tx.query<Row>(`SELECT ${COLUMNS} FROM api_clients c WHERE c.id = $1`, [id]);
-    return { ...created.rows[0]!, clientSecret: secret };
+    const row = created.rows[0]!;
+    await recordCredentialEvent(tx, actor, { action: 'create', credentialKind: EVENT_KIND[kind], credentialId: id, credentialName: row.clientId, organizationId });
+    return { ...row, clientSecret: secret };
   });
 }
 
-export async function createOrganizationClient(pool: Pool, organizationId: number, input: { clientName: string; roleIds: number[] }): Promise<OrganizationClient> {
-  return shape('organization', await insertClient(pool, 'organization', organizationId, input.clientName, [], input.roleIds));
+export async function createOrganizationClient(pool: Pool, actor: Actor, organizationId: number, input: { clientName: string; roleIds: number[] }): Promise<OrganizationClient> {
+  return shape('organization', await insertClient(pool, actor, 'organization', organizationId, input.clientName, [], input.roleIds));
 }
 
-export async function createVtnCredential(pool: Pool, organizationId: number, input: { name: string; scopes: string[] }): Promise<VtnCredential> {
-  return shape('vtn', await insertClient(pool, 'vtn', organizationId, input.name, input.scopes, []));
+export async function createVtnCredential(pool: Pool, actor: Actor, organizationId: number, input: { name: string; scopes: string[] }): Promise<VtnCredential> {
+  return shape('vtn', await insertClient(pool, actor, 'vtn', organizationId, input.name, input.scopes, []));
+}
+
+/** The client, locked until the transaction ends, after the caller's authority over it was checked. */
+async function lockedClient(tx: PoolClient, kind: ClientKind, organizationId: number, id: number, authority: ClientAuthority | undefined): Promise<Row | undefined> {
+  const { rows } = await tx.query<Row>(`SELECT ${COLUMNS} FROM api_clients c WHERE c.id = $1 AND c.kind = $2 AND c.organization_id = $3 FOR UPDATE`, [id, kind, organizationId]);
+  const row = rows[0];
+  if (row && authority) await authority(row, tx);
+  return row;
 }
 
 export async function listClients<K extends ClientKind>(db: Queryable, kind: K, organizationId: number): Promise<(K extends 'vtn' ? VtnCredential : OrganizationClient)[]> {
@@ -63,22 +79,38 @@ export async function listClients<K extends ClientKind>(db: Queryable, kind: K, 
 }
 
 /** Deleting the row revokes every token issued to the client (the version check finds nothing). */
-export async function deleteClient(db: Queryable, kind: ClientKind, organizationId: number, id: number): Promise<boolean> {
-  const { rowCount } = await db.query('DELETE FROM api_clients WHERE id = $1 AND kind = $2 AND organization_id = $3', [id, kind, organizationId]);
-  return rowCount === 1;
+export async function deleteClient(pool: Pool, actor: Actor, kind: ClientKind, organizationId: number, id: number, authority?: ClientAuthority): Promise<boolean> {
+  return withTransaction(pool, async (tx) => {
+    const row = await lockedClient(tx, kind, organizationId, id, authority);
+    if (!row) return false;
+    await tx.query('DELETE FROM api_clients WHERE id = $1', [id]);
+    await recordCredentialEvent(tx, actor, { action: 'delete', credentialKind: EVENT_KIND[kind], credentialId: id, credentialName: row.clientId, organizationId });
+    return true;
+  });
 }
 
 /** A new secret; the old one stops working at once and the token version moves, so tokens
  * issued before the rotation are refused too. */
-export async function rotateClientSecret<K extends ClientKind>(db: Queryable, kind: K, organizationId: number, id: number): Promise<(K extends 'vtn' ? VtnCredential : OrganizationClient) | undefined> {
+export async function rotateClientSecret<K extends ClientKind>(
+  pool: Pool,
+  actor: Actor,
+  kind: K,
+  organizationId: number,
+  id: number,
+  authority?: ClientAuthority,
+): Promise<(K extends 'vtn' ? VtnCredential : OrganizationClient) | undefined> {
   const secret = generateSecret();
   const secretHash = await hashSecret(secret);
-  const { rows } = await db.query<Row>(
-    `UPDATE api_clients c SET secret_hash = $4, hint = $5, token_version = token_version + 1, updated_at = now()
-     WHERE c.id = $1 AND c.kind = $2 AND c.organization_id = $3 RETURNING ${COLUMNS}`,
-    [id, kind, organizationId, secretHash, hintOf(secret)],
-  );
-  return rows[0] ? shape(kind, { ...rows[0], clientSecret: secret }) : undefined;
+  return withTransaction(pool, async (tx) => {
+    const row = await lockedClient(tx, kind, organizationId, id, authority);
+    if (!row) return undefined;
+    const { rows } = await tx.query<Row>(
+      `UPDATE api_clients c SET secret_hash = $2, hint = $3, token_version = token_version + 1, updated_at = now() WHERE c.id = $1 RETURNING ${COLUMNS}`,
+      [id, secretHash, hintOf(secret)],
+    );
+    await recordCredentialEvent(tx, actor, { action: 'rotate', credentialKind: EVENT_KIND[kind], credentialId: id, credentialName: row.clientId, organizationId });
+    return shape(kind, { ...rows[0]!, clientSecret: secret });
+  });
 }
 
 export interface ClientForToken {

@@ -3,6 +3,7 @@
 import { HttpError, badRequest, notFound } from '../http/errors.ts';
 import type { Principal } from '../http/types.ts';
 import { rowReader, withTransaction, type Pool, type PoolClient, type Queryable } from '../store/database.ts';
+import { recordCredentialEvent, type Actor } from './credentialEvents.ts';
 import { generatePersonalAccessToken, hashPersonalAccessToken, hintOf } from './secrets.ts';
 
 export interface Page {
@@ -153,7 +154,12 @@ async function issuePersonalAccessToken(tx: Queryable, userId: number): Promise<
   return token;
 }
 
-export async function createUser(pool: Pool, input: UserInput): Promise<User & { token: string }> {
+/** A user's personal access token, as the credential log names it. */
+function tokenEvent(action: 'create' | 'rotate' | 'delete', user: { id: number; name: string; organizationId: number | null }) {
+  return { action, credentialKind: 'personal_access_token' as const, credentialId: user.id, credentialName: user.name, organizationId: user.organizationId };
+}
+
+export async function createUser(pool: Pool, input: UserInput, actor: Actor): Promise<User & { token: string }> {
   await checkUserInput(pool, input);
   return withTransaction(pool, async (tx) => {
     const { rows } = await tx.query<{ id: number }>('INSERT INTO users (name, organization_id, global_admin) VALUES ($1, $2, $3) RETURNING id', [
@@ -164,7 +170,9 @@ export async function createUser(pool: Pool, input: UserInput): Promise<User & {
     const id = rows[0]!.id;
     await setUserRoles(tx, id, input.roleIds ?? []);
     const token = await issuePersonalAccessToken(tx, id);
-    return { ...(await getUser(tx, id))!, token };
+    const user = (await getUser(tx, id))!;
+    await recordCredentialEvent(tx, actor, tokenEvent('create', user));
+    return { ...user, token };
   });
 }
 
@@ -186,22 +194,35 @@ export async function updateUser(pool: Pool, id: number, input: UserInput): Prom
   });
 }
 
-export async function deleteUser(db: Queryable, id: number): Promise<boolean> {
-  const { rows } = await db.query<{ bootstrap: boolean }>('SELECT bootstrap FROM users WHERE id = $1', [id]);
-  if (!rows[0]) return false;
-  if (rows[0].bootstrap) throw new HttpError('conflict', 'The bootstrap administrator cannot be deleted');
-  const { rowCount } = await db.query('DELETE FROM users WHERE id = $1', [id]);
-  return rowCount === 1;
+export async function deleteUser(pool: Pool, id: number, actor: Actor): Promise<boolean> {
+  return withTransaction(pool, async (tx) => {
+    const { rows } = await tx.query<{ bootstrap: boolean; name: string; organizationId: number | null }>(
+      'SELECT bootstrap, name, organization_id AS "organizationId" FROM users WHERE id = $1 FOR UPDATE',
+      [id],
+    );
+    const user = rows[0];
+    if (!user) return false;
+    if (user.bootstrap) throw new HttpError('conflict', 'The bootstrap administrator cannot be deleted');
+    await tx.query('DELETE FROM users WHERE id = $1', [id]);
+    await recordCredentialEvent(tx, actor, tokenEvent('delete', { id, ...user }));
+    return true;
+  });
 }
 
 /** Revokes every personal access token of the user and issues a new one. */
-export async function rotateUserToken(pool: Pool, id: number): Promise<string> {
+export async function rotateUserToken(pool: Pool, id: number, actor: Actor): Promise<string> {
   return withTransaction(pool, async (tx) => {
-    const { rows } = await tx.query<{ bootstrap: boolean }>('SELECT bootstrap FROM users WHERE id = $1 FOR UPDATE', [id]);
-    if (!rows[0]) throw notFound(`User ${id}`);
-    if (rows[0].bootstrap) throw new HttpError('conflict', 'The bootstrap administrator token is set through ADMIN_TOKEN or DATA_DIR/admin-token');
+    const { rows } = await tx.query<{ bootstrap: boolean; name: string; organizationId: number | null }>(
+      'SELECT bootstrap, name, organization_id AS "organizationId" FROM users WHERE id = $1 FOR UPDATE',
+      [id],
+    );
+    const user = rows[0];
+    if (!user) throw notFound(`User ${id}`);
+    if (user.bootstrap) throw new HttpError('conflict', 'The bootstrap administrator token is set through ADMIN_TOKEN or DATA_DIR/admin-token');
     await tx.query('DELETE FROM personal_access_tokens WHERE user_id = $1', [id]);
-    return issuePersonalAccessToken(tx, id);
+    const token = await issuePersonalAccessToken(tx, id);
+    await recordCredentialEvent(tx, actor, tokenEvent('rotate', { id, ...user }));
+    return token;
   });
 }
 

@@ -1,20 +1,28 @@
 // POST /oauth/token: the OAuth 2.0 client credentials grant (RFC 6749 section 4.4) for
 // organization clients and VTN credentials. Client authentication by form parameters or HTTP
 // Basic (section 2.3.1). Errors follow section 5.2 (`{error, error_description}`, JSON, no-store)
-// and carry the RFC 7807 members as well. Rate limited per client_id, or per address when the
-// client_id is unknown, before any secret is hashed.
+// and carry the RFC 7807 members as well. Failed attempts are limited per address (checked before
+// the body is read) and per (client id, address) (before any secret is hashed), never per claimed
+// client id alone (src/http/failedAttempts.ts); tokens issued are limited per client, counted only
+// once its secret was verified.
 import { HttpError } from '../http/errors.ts';
+import { FailedAttempts } from '../http/failedAttempts.ts';
+import { consumeQuota, type RateLimitStore } from '../http/rateLimit.ts';
 import { objectSchema } from '../http/schemas.ts';
 import type { ApiRequest, RateLimitWindow, RouteDef } from '../http/types.ts';
 import type { Pool } from '../store/database.ts';
-import { clientExists, findClientForToken } from './clientStore.ts';
+import { findClientForToken } from './clientStore.ts';
 import { verifyAgainstDummy, verifySecret } from './secrets.ts';
 import type { TokenSigner } from './tokens.ts';
 
 export interface TokenRouteOptions {
   audiences: readonly string[];
+  /** Tokens issued per client per minute, and failed attempts per (client id, address). */
   perClientPerMinute: number;
+  /** Failed attempts per address per minute, whatever the client ids. */
   unknownClientPerMinute: number;
+  rateLimits: RateLimitStore;
+  now?: () => number;
 }
 
 type OAuthErrorCode = 'invalid_request' | 'invalid_client' | 'unsupported_grant_type' | 'invalid_scope' | 'invalid_target' | 'unauthorized_client';
@@ -104,6 +112,8 @@ function asOAuthError(err: HttpError): HttpError {
 export function tokenRoutes(pool: Pool, signer: TokenSigner, options: TokenRouteOptions): RouteDef[] {
   const perClient: RateLimitWindow[] = [{ seconds: 60, max: options.perClientPerMinute }];
   const perAddress: RateLimitWindow[] = [{ seconds: 60, max: options.unknownClientPerMinute }];
+  const failures = new FailedAttempts(options.rateLimits, 'token', { perPair: perClient, perAddress }, options.now);
+  const now = options.now ?? Date.now;
   return [
     {
       method: 'POST',
@@ -112,23 +122,25 @@ export function tokenRoutes(pool: Pool, signer: TokenSigner, options: TokenRoute
       description:
         'Form parameters `grant_type=client_credentials`, `client_id`, `client_secret`, `audience` (client authentication may instead use HTTP Basic). ' +
         'Errors follow RFC 6749 section 5.2: `invalid_request` (400), `invalid_client` (401), `unsupported_grant_type` (400), `invalid_scope` (400), `invalid_target` (400, unknown audience). ' +
-        'Tokens are valid for `expires_in` seconds; cache and reuse them.',
+        'Tokens are valid for `expires_in` seconds; cache and reuse them. ' +
+        'Limits (429 with Retry-After): tokens issued per client per minute (X-Rate-Limit-* headers), and failed attempts per address and per client id from one address (docs/security.md).',
       tags: ['Authentication'],
       auth: 'public',
       bodyKind: 'form',
       body: tokenForm,
       bodyExample: { grant_type: 'client_credentials', client_id: 'c_9d2f6a1b3e', client_secret: 'the-secret-shown-once', audience: 'flex-api' },
       responses: { 200: { description: 'An access token', schema: tokenResponse } },
+      // Documents the 429 and the headers; counted by the handler once the secret is verified.
       rateLimit: { name: 'token', windows: perClient, key: 'custom' },
-      rateLimitKey: async (req: ApiRequest<unknown, unknown, TokenForm>) => {
-        let clientId: string | undefined;
+      // Before the body is read: an address that used up its failed attempts reads nothing more.
+      screen: async (head) => {
+        let basicId: string | undefined;
         try {
-          clientId = basicCredentials(req.headers['authorization'])?.clientId ?? req.body.client_id;
+          basicId = basicCredentials(head.headers['authorization'])?.clientId;
         } catch {
-          clientId = undefined;
+          basicId = undefined;
         }
-        if (clientId && clientId.length <= 200 && (await clientExists(pool, clientId))) return { key: `client:${clientId}`, windows: perClient };
-        return { key: `addr:${req.remoteAddress}`, windows: perAddress };
+        await failures.check(head.remoteAddress, basicId);
       },
       mapError: asOAuthError,
       async handler(req: ApiRequest<unknown, unknown, TokenForm>) {
@@ -138,14 +150,18 @@ export function tokenRoutes(pool: Pool, signer: TokenSigner, options: TokenRoute
         if (form.grant_type !== 'client_credentials') throw oauthError('unsupported_grant_type', 'Only grant_type=client_credentials is supported');
         if (form.audience !== undefined && !options.audiences.includes(form.audience)) throw oauthError('invalid_target', `Unknown audience ${JSON.stringify(form.audience)}`);
 
+        await failures.check(req.remoteAddress, credentials.clientId);
         const client = await findClientForToken(pool, credentials.clientId);
         const authentic = client ? await verifySecret(credentials.clientSecret, client.secretHash) : await verifyAgainstDummy(credentials.clientSecret);
         if (!client || !authentic) {
+          await failures.failed(req.remoteAddress, credentials.clientId);
           throw oauthError('invalid_client', 'Client authentication failed', credentials.viaBasic ? { 'WWW-Authenticate': 'Basic realm="flex"' } : {});
         }
         // OpenADR clients send no audience: a VTN credential's token defaults to the first one.
         const audience = form.audience || (client.kind === 'vtn' ? options.audiences[0] : undefined);
         if (!audience) throw oauthError('invalid_request', 'Missing required parameter: audience');
+        // Counted for the client that proved its secret: nobody else can use up its quota.
+        const rateHeaders = await consumeQuota(options.rateLimits, 'token', `client:${credentials.clientId}`, perClient, now());
 
         const granted = client.kind === 'vtn' ? client.scopes : client.permissions;
         let selected = granted;
@@ -168,7 +184,7 @@ export function tokenRoutes(pool: Pool, signer: TokenSigner, options: TokenRoute
         );
         const body: Record<string, unknown> = { access_token: accessToken, token_type: 'Bearer', expires_in: signer.ttlSeconds };
         if (client.kind === 'vtn' || form.scope) body.scope = selected.join(' ');
-        return { status: 200, headers: NO_STORE, body };
+        return { status: 200, headers: { ...rateHeaders, ...NO_STORE }, body };
       },
     },
   ];

@@ -1,10 +1,13 @@
 // VTN credentials: client credentials for the demand-response interface, carrying OpenADR
-// scopes. Managed by organization administrators; the OpenADR feature must be enabled.
+// scopes. One rule for creating, listing, rotating and deleting them: Organization.Organization.
+// ReadWrite in the organization, with OpenADR enabled there. The interface lets such a caller
+// create a credential with any scopes, so rotating or deleting one grants it nothing more.
 import { notFound } from '../http/errors.ts';
 import { arrayOf, idParams, int32Id, querySchema } from '../http/schemas.ts';
 import type { ApiRequest, AuthRequirement, RouteDef } from '../http/types.ts';
 import type { Pool } from '../store/database.ts';
 import { createVtnCredential, deleteClient, listClients, rotateClientSecret } from './clientStore.ts';
+import { actorOf } from './credentialEvents.ts';
 import { requireOrganization } from './identityStore.ts';
 import { vtnCredentialInput, vtnCredentialSchema } from './schemas.ts';
 
@@ -45,7 +48,7 @@ export function vtnCredentialRoutes(pool: Pool): RouteDef[] {
       responses: { 200: { description: 'The new credential and its secret', schema: vtnCredentialSchema } },
       async handler(req: ApiRequest<unknown, unknown, { organizationId: number; name: string; scopes: string[] }>) {
         await requireOrganization(pool, req.principal, req.body.organizationId);
-        return { status: 200, body: await createVtnCredential(pool, req.body.organizationId, req.body) };
+        return { status: 200, body: await createVtnCredential(pool, actorOf(req), req.body.organizationId, req.body) };
       },
     },
     {
@@ -59,7 +62,7 @@ export function vtnCredentialRoutes(pool: Pool): RouteDef[] {
       query: organizationQuery,
       responses: { 200: { description: 'The credential with its new secret', schema: vtnCredentialSchema } },
       async handler(req: ApiRequest<Params, Query>) {
-        const rotated = await rotateClientSecret(pool, 'vtn', req.query.organizationId, req.params.credentialId);
+        const rotated = await rotateClientSecret(pool, actorOf(req), 'vtn', req.query.organizationId, req.params.credentialId);
         if (!rotated) throw notFound(`VTN credential ${req.params.credentialId}`);
         return { status: 200, body: rotated };
       },
@@ -74,7 +77,7 @@ export function vtnCredentialRoutes(pool: Pool): RouteDef[] {
       query: organizationQuery,
       responses: { 204: { description: 'Deleted' } },
       async handler(req: ApiRequest<Params, Query>) {
-        if (!(await deleteClient(pool, 'vtn', req.query.organizationId, req.params.credentialId))) throw notFound(`VTN credential ${req.params.credentialId}`);
+        if (!(await deleteClient(pool, actorOf(req), 'vtn', req.query.organizationId, req.params.credentialId))) throw notFound(`VTN credential ${req.params.credentialId}`);
         return { status: 204 };
       },
     },

@@ -154,6 +154,7 @@ export function resourceRoutes(pool: Pool, store: TimeSeriesStore): RouteDef[] {
       tags: ['Grid'],
       auth: { permission: 'Planning.Organization.ReadWrite', feature: 'Grid', organization: { in: 'body', name: 'organizationId' } },
       params: idParams('resourceId'),
+      bodyLimit: 'large',
       body: referenceBody,
       bodyExample: { organizationId: 1, readings: [{ timestamp: '2024-06-01T10:00:00Z', value: 12.5, resolution: 900 }, { timestamp: '2024-06-01T10:15:00Z', value: 12.1, resolution: 900 }] },
       responses: { 204: { description: 'Stored' } },

@@ -31,7 +31,7 @@ export function checkCredentials(principal: Principal | undefined, need: AuthReq
 }
 
 /** Step 2: the organization named by the request, and the feature there. */
-export function checkRequestOrganization(principal: Principal, need: AuthRequirement, req: ApiRequest): void {
+export function checkRequestOrganization(principal: Principal, need: AuthRequirement, req: Pick<ApiRequest, 'params' | 'query' | 'body'>): void {
   const source = need.organization;
   if (!source || source.in === 'principal' || principal.globalAdmin) return;
   const container = source.in === 'path' ? req.params : source.in === 'query' ? req.query : (req.body as Record<string, unknown> | undefined);

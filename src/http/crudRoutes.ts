@@ -24,7 +24,7 @@ export interface CrudSpec<T, I> {
   get(id: number): Promise<T | undefined>;
   create(input: I, req: ApiRequest): Promise<T>;
   update(id: number, input: I, req: ApiRequest): Promise<T | undefined>;
-  remove(id: number): Promise<boolean>;
+  remove(id: number, req: ApiRequest): Promise<boolean>;
 }
 
 /** A store module's five functions, each taking the database first (`identity.listRoles(pool, page)`). */
@@ -115,7 +115,7 @@ export function crudRoutes<T, I>(spec: CrudSpec<T, I>): RouteDef[] {
       params: idParams('id'),
       responses: { 204: { description: 'Deleted' } },
       handler: async (req) => {
-        if (!(await spec.remove(req.params.id))) throw missing(req.params.id);
+        if (!(await spec.remove(req.params.id, req))) throw missing(req.params.id);
         return { status: 204 };
       },
     },

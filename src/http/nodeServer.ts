@@ -10,7 +10,7 @@
 // answer until the headers timeout (docs/architecture.md, "HTTP server").
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { BodyReader } from './body.ts';
+import { tooLarge, type BodyReader } from './body.ts';
 import { HttpError, PROBLEM_CONTENT_TYPE, type ErrorCode } from './errors.ts';
 import { bodyLength, isPieces, type Outgoing, type Router } from './router.ts';
 import {
@@ -92,6 +92,10 @@ export class NodeHttpServer implements HttpServer {
     return this.core.activeRequests;
   }
 
+  get bodyBytesHeld(): number {
+    return this.core.bodyBudget.held;
+  }
+
   private onRequest(req: IncomingMessage, res: ServerResponse): void {
     const url = req.url ?? '/';
     const queryAt = url.indexOf('?');
@@ -118,27 +122,29 @@ export class NodeHttpServer implements HttpServer {
       ex.closeAfter = true;
       return this.write(ex, res, this.core.errorOutgoing(new HttpError('malformed_request', 'Content-Length must be a non-negative decimal number of bytes'), requestId, route, headers['origin']));
     }
-    if (declared !== undefined && declared > this.options.bodyLimit) {
+    const limit = this.core.bodyLimitOf(route);
+    if (declared !== undefined && declared > limit) {
       ex.closeAfter = true;
-      const tooLarge = new HttpError('payload_too_large', `The request body exceeds the limit of ${this.options.bodyLimit} bytes`);
-      return this.write(ex, res, this.core.errorOutgoing(tooLarge, requestId, route, headers['origin']));
+      return this.write(ex, res, this.core.errorOutgoing(tooLarge(limit), requestId, route, headers['origin']));
     }
     let reader: BodyReader | undefined;
     if ((declared !== undefined && declared > 0) || (declared === undefined && headers['transfer-encoding'] !== undefined)) {
-      const r = (reader = new BodyReader(this.options.bodyLimit, declared));
-      req.on('data', (chunk: Buffer) => r.push(chunk, false, false));
-      req.on('end', () => r.finish());
+      // The body stays in the socket until the request is admitted: with no 'data' listener the
+      // request stream is not read, and TCP holds the sender back (body.ts).
+      const r = (reader = this.core.bodyReader(route, declared, () => {
+        req.on('data', (chunk: Buffer) => r.push(chunk, false, false));
+        req.on('end', () => r.finish());
+      }));
       req.on('error', () => r.fail(new HttpError('malformed_request', 'The request body could not be read')));
       req.on('aborted', () => r.fail(new HttpError('malformed_request', 'The request body was cut off')));
+      res.once('close', () => r.fail(new HttpError('malformed_request', 'The connection closed')));
     }
     const head = new Head(route.def.method, path, rawQuery, headers, params, requestId, () => req.socket.remoteAddress ?? '', this.options.trustProxy);
-    void this.core
-      .run(ex, route, head, reader ? () => reader.done : undefined, () => reader?.complete ?? true)
-      .then((out) => {
-        // The handler is done with the body (body.ts, kept memory).
-        reader?.release();
-        this.write(ex, res, out);
-      });
+    void this.core.run(ex, route, head, reader).then((out) => {
+      // The handler is done with the body (body.ts, kept memory).
+      reader?.release();
+      this.write(ex, res, out);
+    });
   }
 
   private begin(res: ServerResponse, method: string, route: string, requestId: string): Exchange {

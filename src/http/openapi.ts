@@ -6,6 +6,7 @@
 // of its request body. Tags are listed with descriptions and grouped by area (x-tagGroups),
 // the area derived from the route's path. `npx @redocly/cli lint` passes with no problems
 // (test/integration/openapiLint.test.ts).
+import { BYTES_PER_JSON_VALUE, defaultBodyLimit } from './body.ts';
 import { ERROR_CATALOGUE, problemSchema } from './errors.ts';
 import { describeQuota } from './rateLimit.ts';
 import type { JsonSchema, RouteDef } from './types.ts';
@@ -132,12 +133,15 @@ function errorResponses(def: RouteDef): Record<string, Json> {
     if (!def.responses[status]) out[String(status)] = { description, content: problem };
   };
   if (def.params || def.query || def.body || def.bodyKind === 'raw' || def.bodyKind === 'form') add(400, 'Invalid input (problem details list `{path, message}`)');
-  if (def.auth !== 'public') {
+  if (def.auth !== 'public' || def.ownBearer) {
     add(401, 'No, invalid or expired access token');
     add(403, 'Missing permission, scope, feature or organization access');
   }
   if (def.params) add(404, 'Unknown id');
-  if (def.body || def.bodyKind === 'raw') add(413, 'Body larger than the configured limit');
+  if (def.body || def.bodyKind === 'raw') {
+    const limit = def.bodyLimit ?? defaultBodyLimit(def.bodyKind ?? (def.body ? 'json' : 'none'));
+    add(413, `Body larger than this route's limit (${limit === 'large' ? 'BODY_LIMIT_BYTES' : `${limit} bytes`}), or a JSON body holding more than one value per ${BYTES_PER_JSON_VALUE} bytes of it`);
+  }
   if (def.rateLimit) {
     out['429'] = {
       description: `Rate limit exceeded (${describeQuota(def.rateLimit.name, def.rateLimit.windows)}). Plain-text body; wait \`Retry-After\` seconds.`,
@@ -157,7 +161,7 @@ function errorResponses(def: RouteDef): Record<string, Json> {
  * a client-credentials token holding one of the listed scopes (a permission's ReadWrite also
  * grants its Read) or a personal access token. */
 function securityOf(def: RouteDef): Json[] {
-  if (def.auth === 'public') return [];
+  if (def.auth === 'public') return def.ownBearer ? [{ bearer: [] }] : [];
   if (def.auth.globalAdmin) return [{ bearer: [] }];
   const scopes = def.auth.anyScope ? [...def.auth.anyScope] : def.auth.permission ? [def.auth.permission, ...(def.auth.permission.endsWith('.Read') ? [`${def.auth.permission}Write`] : [])] : [];
   const oauth = scopes.length > 0 ? scopes.map((scope) => ({ oauth2: [scope] })) : [{ oauth2: [] }];

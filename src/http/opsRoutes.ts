@@ -1,5 +1,6 @@
 // Operational endpoints: liveness with a database round trip, Prometheus metrics, and the
-// OpenAPI document. They are public: they carry no organization data.
+// OpenAPI document. /health and the document are public (they carry no organization data);
+// /metrics asks METRICS_TOKEN or a global administrator's token (metricsAccess.ts).
 import type { HttpMetrics } from './metrics.ts';
 import type { RouteDef } from './types.ts';
 
@@ -9,6 +10,8 @@ export interface OpsDeps {
   metrics: HttpMetrics;
   /** The OpenAPI document, serialized once. */
   openApiJson: () => string;
+  /** Refuses (401/403) a GET /metrics without METRICS_TOKEN or a global administrator's token. */
+  authorizeMetrics: (authorization: string | undefined) => Promise<void>;
 }
 
 const healthSchema = {
@@ -56,13 +59,17 @@ export function opsRoutes(deps: OpsDeps): RouteDef[] {
       method: 'GET',
       path: '/metrics',
       summary: 'Prometheus metrics',
-      description: 'Requests by route and status, latency histogram, database pool and process statistics, in the Prometheus text format.',
+      description:
+        'Requests by route and status, latency histogram, database pool and process statistics, in the Prometheus text format. ' +
+        'Needs `Authorization: Bearer <METRICS_TOKEN>` or a global administrator’s token; METRICS_PORT serves it on a listener of its own without one (docs/security.md, "Metrics").',
       tags: ['Operations'],
       auth: 'public',
+      ownBearer: true,
+      screen: (head) => deps.authorizeMetrics(head.headers['authorization']),
       responses: { 200: { description: 'Prometheus text exposition format', contentType: 'text/plain' } },
       async handler() {
         const { contentType, body } = await deps.metrics.render();
-        return { status: 200, raw: body, contentType };
+        return { status: 200, raw: body, contentType, headers: { 'Cache-Control': 'no-store' } };
       },
     },
     {

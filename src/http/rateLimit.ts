@@ -22,7 +22,30 @@ export interface RateLimitResult {
  * (src/store/pgRateLimitStore.ts) shares counters between instances. */
 export interface RateLimitStore {
   consume(key: string, windows: readonly RateLimitWindow[], now: number): Promise<RateLimitResult> | RateLimitResult;
+  /** The windows' counts without counting anything (`allowed`: every window has room). */
+  peek(key: string, windows: readonly RateLimitWindow[], now: number): Promise<RateLimitResult> | RateLimitResult;
   close(): void;
+}
+
+/** A refusal: 429 with a plain-text body naming the quota and the wait (DESIGN.md, Errors). */
+export class RateLimitedError extends Error {
+  constructor(
+    readonly text: string,
+    readonly headers: Record<string, string>,
+  ) {
+    super('rate limited');
+  }
+}
+
+/** Counts a request against a quota: its X-Rate-Limit-* headers, or a RateLimitedError. */
+export async function consumeQuota(store: RateLimitStore, name: string, key: string, windows: readonly RateLimitWindow[], now: number): Promise<Record<string, string>> {
+  const result = await store.consume(`${name}:${key}`, windows, now);
+  const headers = rateLimitHeaders(result);
+  if (!result.allowed) {
+    const retryAfter = retryAfterSeconds(result, now);
+    throw new RateLimitedError(tooManyRequestsText(name, windows, retryAfter), { ...headers, 'Retry-After': String(retryAfter) });
+  }
+  return headers;
 }
 
 export function windowStart(now: number, seconds: number): number {
@@ -58,6 +81,18 @@ export class MemoryRateLimitStore implements RateLimitStore {
       const entry = entries[i]!;
       if (allowed) entry.count += 1;
       states.push({ seconds: w.seconds, max: w.max, count: entry.count, resetAt: entry.start + w.seconds * 1000 });
+    });
+    return { allowed, windows: states };
+  }
+
+  peek(key: string, windows: readonly RateLimitWindow[], now: number): RateLimitResult {
+    let allowed = true;
+    const states = windows.map((w) => {
+      const start = windowStart(now, w.seconds);
+      const entry = this.counters.get(`${key}|${w.seconds}`);
+      const count = entry && entry.start === start ? entry.count : 0;
+      if (count >= w.max) allowed = false;
+      return { seconds: w.seconds, max: w.max, count, resetAt: start + w.seconds * 1000 };
     });
     return { allowed, windows: states };
   }

@@ -1,24 +1,20 @@
 // The request pipeline, independent of the socket: compile the route table once (Ajv validators,
 // fast-json-stringify serializers; a broken schema stops the start and names the route), then
-// for each request: authenticate → check the token's rights → client rate limit → (body read by
-// the server) → parse and validate → custom rate limit → organization check → handler.
+// for each request: authenticate → check the token's rights → client rate limit → path and query
+// (and the organization they name) → the route's screen → (body read by the server) → parse and
+// validate the body → custom rate limit → organization named by the body → handler.
 import { isUtf8 } from 'node:buffer';
 import type { Logger } from 'pino';
 import fastJson from 'fast-json-stringify';
 import type { ValidateFunction } from 'ajv';
 import { checkCredentials, checkRequestOrganization } from './authorize.ts';
+import { BYTES_PER_JSON_VALUE, defaultBodyLimit, jsonValuesExceed } from './body.ts';
 import { compressPieces, varyOnAcceptEncoding, type Compression } from './compression.ts';
 import type { Cors } from './cors.ts';
 import { HttpError, PROBLEM_CONTENT_TYPE, problemSchema, type ErrorCode, type ProblemDetails } from './errors.ts';
 import { arrayKeysOf, parseQuery } from './query.ts';
-import {
-  rateLimitHeaders,
-  retryAfterSeconds,
-  tooManyRequestsText,
-  type RateLimitResult,
-  type RateLimitStore,
-} from './rateLimit.ts';
-import type { ApiReply, ApiRequest, HttpMethod, Principal, RateLimitWindow, RouteDef } from './types.ts';
+import { consumeQuota, RateLimitedError, type RateLimitStore } from './rateLimit.ts';
+import type { ApiReply, ApiRequest, BodyLimit, HttpMethod, Principal, RateLimitWindow, RouteDef } from './types.ts';
 import { compile, createValidators, toFieldErrors, unstorableTextErrors, type Validators } from './validation.ts';
 
 export interface RequestHead {
@@ -55,6 +51,8 @@ export interface RouterDeps {
   compression?: Compression;
   /** Cross-origin access (cors.ts); none when absent. */
   cors?: Cors;
+  /** The limit of `large` routes (BODY_LIMIT_BYTES), for their JSON value count; default 256 MiB. */
+  largeBodyLimit?: number;
 }
 
 type Body = string | Buffer | (string | Buffer)[] | undefined;
@@ -67,12 +65,16 @@ export interface CompiledRoute {
   validateQuery: ValidateFunction | undefined;
   validateBody: ValidateFunction | undefined;
   serializers: Map<number, (value: unknown) => string>;
+  /** The route's body limit (RouteDef#bodyLimit or its body kind's default). */
+  bodyLimit: BodyLimit;
 }
 
 /** State carried from the first step (before the body) to the second. */
 export interface Admitted {
   principal: Principal | undefined;
   rateHeaders: Record<string, string> | undefined;
+  params: Record<string, unknown>;
+  query: Record<string, unknown>;
 }
 
 const serializeProblem: (problem: ProblemDetails) => string = fastJson(problemSchema);
@@ -111,17 +113,11 @@ export function compileRoute(def: RouteDef, validators: Validators): CompiledRou
     validateQuery: def.query ? compile(validators.input, def.query, `${what} query`) : undefined,
     validateBody: def.body && bodyKind !== 'raw' ? compile(validators.body, def.body, `${what} body`) : undefined,
     serializers,
+    bodyLimit: def.bodyLimit ?? defaultBodyLimit(bodyKind),
   };
 }
 
-export class RateLimitedError extends Error {
-  constructor(
-    readonly text: string,
-    readonly headers: Record<string, string>,
-  ) {
-    super('rate limited');
-  }
-}
+export { RateLimitedError };
 
 export class Router {
   readonly routes: CompiledRoute[];
@@ -142,10 +138,16 @@ export class Router {
     this.now = deps.now ?? Date.now;
   }
 
-  /** Step 1, before the body is read: who is calling, may they, and are they within quota. */
+  /** Step 1, before the body is read: who is calling, may they (and in the organization the path
+   * or query names), are they within quota, and the route's own screen (RouteDef#screen). */
   async admit(route: CompiledRoute, head: RequestHead): Promise<Admitted> {
     const { def } = route;
-    if (def.auth === 'public') return { principal: undefined, rateHeaders: undefined };
+    if (def.auth === 'public') {
+      const params = this.parseParams(route, head.rawParams);
+      const query = this.parseQueryFor(route, head.rawQuery);
+      await def.screen?.(head);
+      return { principal: undefined, rateHeaders: undefined, params, query };
+    }
     const authorization = head.headers['authorization'];
     const principal = authorization ? await this.deps.authenticate(authorization) : undefined;
     checkCredentials(principal, def.auth);
@@ -153,13 +155,18 @@ export class Router {
     if (def.rateLimit && def.rateLimit.key !== 'custom' && principal?.rateLimitKey) {
       rateHeaders = await this.consume(def.rateLimit.name, principal.rateLimitKey, def.rateLimit.windows);
     }
-    return { principal, rateHeaders };
+    const params = this.parseParams(route, head.rawParams);
+    const query = this.parseQueryFor(route, head.rawQuery);
+    // An organization named by the path or query is checked before any body is read.
+    if (def.auth.organization?.in === 'path' || def.auth.organization?.in === 'query') checkRequestOrganization(principal!, def.auth, { params, query, body: undefined });
+    await def.screen?.(head);
+    return { principal, rateHeaders, params, query };
   }
 
   /** Step 2, with the body: parse and validate, check the organization, run the handler. */
   async complete(route: CompiledRoute, head: RequestHead, admitted: Admitted, body: Buffer | undefined, abort: { readonly signal: AbortSignal }): Promise<ApiReply> {
     const { def } = route;
-    const req = new Request(head, this.parseParams(route, head.rawParams), this.parseQueryFor(route, head.rawQuery), admitted.principal, abort);
+    const req = new Request(head, admitted.params, admitted.query, admitted.principal, abort);
     if (def.bodyKind === 'json') req.body = this.parseJsonBody(route, head, body);
     else if (def.bodyKind === 'form') {
       req.rawBody = body;
@@ -171,7 +178,7 @@ export class Router {
       const custom = await def.rateLimitKey(req);
       rateHeaders = await this.consume(def.rateLimit.name, custom.key, custom.windows ?? def.rateLimit.windows);
     }
-    if (def.auth !== 'public' && admitted.principal) checkRequestOrganization(admitted.principal, def.auth, req);
+    if (def.auth !== 'public' && def.auth.organization?.in === 'body' && admitted.principal) checkRequestOrganization(admitted.principal, def.auth, req);
     const reply = await def.handler(req);
     if (rateHeaders) reply.headers = { ...rateHeaders, ...reply.headers };
     return reply;
@@ -268,15 +275,8 @@ export class Router {
     };
   }
 
-  private async consume(name: string, key: string, windows: readonly RateLimitWindow[]): Promise<Record<string, string>> {
-    const now = this.now();
-    const result: RateLimitResult = await this.deps.rateLimits.consume(`${name}:${key}`, windows, now);
-    const headers = rateLimitHeaders(result);
-    if (!result.allowed) {
-      const retryAfter = retryAfterSeconds(result, now);
-      throw new RateLimitedError(tooManyRequestsText(name, windows, retryAfter), { ...headers, 'Retry-After': String(retryAfter) });
-    }
-    return headers;
+  private consume(name: string, key: string, windows: readonly RateLimitWindow[]): Promise<Record<string, string>> {
+    return consumeQuota(this.deps.rateLimits, name, key, windows, this.now());
   }
 
   private parseParams(route: CompiledRoute, raw: string[]): Record<string, unknown> {
@@ -315,13 +315,19 @@ export class Router {
     if (!isJsonContentType(contentType)) throw this.contentTypeError(route, 'application/json', contentType);
     if (!body || body.length === 0) throw new HttpError('malformed_json', 'The request body is empty; a JSON document is required');
     if (!isUtf8(body)) throw new HttpError('malformed_json', 'The request body is not valid UTF-8');
+    const limit = route.bodyLimit === 'large' ? (this.deps.largeBodyLimit ?? 256 * 1024 * 1024) : route.bodyLimit;
+    const maxValues = Math.floor(limit / BYTES_PER_JSON_VALUE);
+    if (jsonValuesExceed(body, maxValues)) throw new HttpError('payload_too_large', `The request body holds more than ${maxValues} JSON values, this route's limit`);
     let value: unknown;
     try {
       value = JSON.parse(body.toString('utf8'));
     } catch (err) {
       throw new HttpError('malformed_json', `The request body is not valid JSON: ${(err as Error).message}`);
     }
-    refuseUnstorableText(value, '', 'Invalid request body');
+    // Text PostgreSQL cannot store reaches a parsed value only through a \u escape: JSON admits
+    // no raw control characters, and valid UTF-8 encodes no lone surrogate. Without one, the walk
+    // over every value is skipped.
+    if (body.includes('\\u')) refuseUnstorableText(value, '', 'Invalid request body');
     if (route.def.prepareBody) value = route.def.prepareBody(value);
     if (route.validateBody && !route.validateBody(value)) {
       throw new HttpError('validation_failed', 'Invalid request body', { errors: toFieldErrors(route.validateBody.errors, '') });

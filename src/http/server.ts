@@ -1,5 +1,6 @@
-// Chooses the HTTP front: uWebSockets.js where one of its native builds loads here (uwsLoader.ts),
-// else node:http, as HTTP_SERVER says. Both serve the same Router through ServerCore.
+// Chooses the HTTP front: uWebSockets.js where its trusted native build loads here (uwsLoader.ts:
+// a binary whose sha256 is in the loader's table), else node:http, as HTTP_SERVER says (default
+// `auto`, DESIGN.md "HTTP server"). Both serve the same Router through ServerCore.
 import { NodeHttpServer } from './nodeServer.ts';
 import type { Router } from './router.ts';
 import type { HttpServer, HttpServerKind, ServerOptions } from './serverCore.ts';
@@ -22,21 +23,20 @@ export interface HttpServerSelection {
 
 export function createHttpServer(router: Router, options: ServerOptions, choice: HttpServerChoice = envChoice()): HttpServerSelection {
   if (choice === 'node') {
-    return { server: new NodeHttpServer(router, options), reason: 'HTTP_SERVER=node (the default: answers pipelined requests, every Node release)' };
+    return { server: new NodeHttpServer(router, options), reason: 'HTTP_SERVER=node' };
   }
   const loaded = loadUws();
   if (loaded.ok) {
-    const skipped = loaded.skipped.length > 0 ? `; skipped ${loaded.skipped.join('; ')}` : '';
-    return { server: new UwsHttpServer(router, options, loaded.uws, loaded.build), reason: `HTTP_SERVER=${choice}: ${loaded.binary} loads${skipped}` };
+    return { server: new UwsHttpServer(router, options, loaded.uws, loaded.build), reason: `HTTP_SERVER=${choice}: ${loaded.binary} loads (sha256 as pinned)` };
   }
   if (choice === 'uws') {
-    throw new HttpServerUnavailable(`HTTP_SERVER=uws, but no uWebSockets.js build loads on Node ${process.versions.node} here: ${loaded.reasons.join('; ')}. Use HTTP_SERVER=node or auto.`);
+    throw new HttpServerUnavailable(`HTTP_SERVER=uws, but uWebSockets.js does not load on Node ${process.versions.node} here: ${loaded.reason}. Use HTTP_SERVER=node or auto.`);
   }
-  return { server: new NodeHttpServer(router, options), reason: `HTTP_SERVER=auto: no uWebSockets.js build loads (${loaded.reasons.join('; ')})` };
+  return { server: new NodeHttpServer(router, options), reason: `HTTP_SERVER=auto: uWebSockets.js does not load here (${loaded.reason}), so node:http` };
 }
 
-/** For code without a Config (tests, benchmarks): HTTP_SERVER from the environment, default node. */
+/** For code without a Config (tests, benchmarks): HTTP_SERVER from the environment, default auto. */
 export function envChoice(env: NodeJS.ProcessEnv = process.env): HttpServerChoice {
   const value = env.HTTP_SERVER;
-  return value === 'uws' || value === 'auto' ? value : 'node';
+  return value === 'uws' || value === 'node' ? value : 'auto';
 }

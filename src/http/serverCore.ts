@@ -4,6 +4,7 @@
 // the request line, headers and body from their socket and write the Outgoing the core returns.
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
+import { BodyBudget, BodyReader } from './body.ts';
 import { HttpError } from './errors.ts';
 import type { HttpMetrics } from './metrics.ts';
 import type { CompiledRoute, Outgoing, RequestHead, Router } from './router.ts';
@@ -14,7 +15,10 @@ export type HttpServerKind = 'uws' | 'node';
 export interface ServerOptions {
   host: string;
   port: number;
+  /** The limit of `large` routes (reading batches): BODY_LIMIT_BYTES. */
   bodyLimit: number;
+  /** Body bytes held at once by all other routes (BODY_BUDGET_BYTES); default DEFAULT_BODY_BUDGET_BYTES. */
+  bodyBudget?: number;
   trustProxy: boolean;
   log: Logger;
   metrics: HttpMetrics;
@@ -25,6 +29,7 @@ export interface ServerOptions {
 }
 
 export const DEFAULT_MAX_HEADER_BYTES = 32 * 1024;
+export const DEFAULT_BODY_BUDGET_BYTES = 32 * 1024 * 1024;
 export const DEFAULT_MAX_URL_BYTES = 16 * 1024;
 
 /** One HTTP front, whichever library serves it. */
@@ -37,6 +42,8 @@ export interface HttpServer {
   /** Stops accepting connections and waits (up to timeoutMs) for in-flight requests to finish. */
   close(timeoutMs: number): Promise<boolean>;
   readonly activeRequests: number;
+  /** Body bytes held now by routes other than reading batches (within BODY_BUDGET_BYTES). */
+  readonly bodyBytesHeld: number;
 }
 
 /** The request headers handlers may read. A fixed set read by name keeps every headers object
@@ -163,8 +170,8 @@ export function routeNotFound(method: string, path: string): HttpError {
   return new HttpError('route_not_found', `No route for ${method} ${path}`);
 }
 
-/** Reads the body once the request is admitted; undefined when the request has none. */
-export type BodySource = (() => Promise<Buffer>) | undefined;
+/** The body, read once the request is admitted (BodyReader#start); undefined when there is none. */
+export type BodySource = BodyReader | undefined;
 
 export class ServerCore {
   private inFlight = 0;
@@ -174,6 +181,8 @@ export class ServerCore {
   private sequence = 0;
   readonly maxHeaderBytes: number;
   readonly maxUrlBytes: number;
+  /** Shared by the bodies of every route but reading batches (body.ts). */
+  readonly bodyBudget: BodyBudget;
 
   constructor(
     readonly router: Router,
@@ -181,6 +190,18 @@ export class ServerCore {
   ) {
     this.maxHeaderBytes = options.maxHeaderBytes ?? DEFAULT_MAX_HEADER_BYTES;
     this.maxUrlBytes = options.maxUrlBytes ?? DEFAULT_MAX_URL_BYTES;
+    this.bodyBudget = new BodyBudget(options.bodyBudget ?? DEFAULT_BODY_BUDGET_BYTES);
+  }
+
+  /** The body limit of a route in bytes. */
+  bodyLimitOf(route: CompiledRoute): number {
+    return route.bodyLimit === 'large' ? this.options.bodyLimit : route.bodyLimit;
+  }
+
+  /** A reader for a request's body, limited and budgeted as its route says; `begin` lets the body
+   * flow once the request is admitted. */
+  bodyReader(route: CompiledRoute, declared: number | undefined, begin: () => void): BodyReader {
+    return new BodyReader(this.bodyLimitOf(route), declared, route.bodyLimit === 'large' ? undefined : this.bodyBudget, begin);
   }
 
   get isDraining(): boolean {
@@ -230,10 +251,10 @@ export class ServerCore {
   }
 
   /** Runs a routed request: admit (auth, quota), then the body, then the handler; never throws. */
-  async run(ex: Exchange, route: CompiledRoute, head: RequestHead, body: BodySource, bodyComplete: () => boolean): Promise<Outgoing> {
+  async run(ex: Exchange, route: CompiledRoute, head: RequestHead, body: BodySource): Promise<Outgoing> {
     try {
       const admitted = await this.router.admit(route, head);
-      const bytes = body ? await body() : undefined;
+      const bytes = body ? await body.start() : undefined;
       const reply = await this.router.complete(route, head, admitted, bytes, {
         get signal() {
           ex.controller ??= new AbortController();
@@ -243,8 +264,15 @@ export class ServerCore {
       });
       return await this.router.finish(route, head, reply);
     } catch (err) {
-      // Answering before the whole body arrived: the connection cannot be reused.
-      if (body && !bodyComplete()) ex.closeAfter = true;
+      // Answered without (all of) its body. A bounded body of declared length is read and
+      // dropped after the answer, holding nothing (a lingering close, as nginx does): the client
+      // finishes its upload and reads the answer instead of meeting a reset mid-upload, and may
+      // keep the connection. A chunked body (no end known) or a reading batch (up to
+      // BODY_LIMIT_BYTES) is not read: the connection closes after the answer.
+      if (body && !body.complete) {
+        if (route.bodyLimit !== 'large' && body.declaredLength !== undefined && !ex.aborted) void body.discard();
+        else ex.closeAfter = true;
+      }
       return this.router.encodeError(err, ex.requestId, route, head.headers['origin']);
     }
   }

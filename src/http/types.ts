@@ -67,6 +67,16 @@ export interface CustomRateLimitKey {
 
 export type BodyKind = 'none' | 'json' | 'form' | 'raw';
 
+/** The largest request body a route reads: a number of bytes, or `large` for BODY_LIMIT_BYTES
+ * (reading batches, which have their own streaming parser). Defaults by body kind: body.ts. */
+export type BodyLimit = number | 'large';
+
+/** What a route may look at before its body is read (RouteDef#screen). */
+export interface RequestHeadView {
+  readonly headers: Readonly<Record<string, string>>;
+  readonly remoteAddress: string;
+}
+
 export interface ApiRequest<P = Record<string, any>, Q = Record<string, any>, B = unknown> {
   method: HttpMethod;
   /** Path without the query string, as sent (not decoded). */
@@ -117,6 +127,9 @@ export interface RouteDef {
   tags: readonly string[];
   /** `public`: no token needed. */
   auth: 'public' | AuthRequirement;
+  /** A public route that checks a bearer token of its own (GET /metrics: METRICS_TOKEN or a global
+   * administrator's token); the OpenAPI document then shows the bearer requirement. */
+  ownBearer?: boolean;
   params?: JsonSchema;
   query?: JsonSchema;
   bodyKind?: BodyKind;
@@ -131,6 +144,11 @@ export interface RouteDef {
   /** Responses by status code. Errors are added to the OpenAPI document automatically. */
   responses: Readonly<Record<number, ResponseSpec>>;
   rateLimit?: RouteRateLimit;
+  /** Largest body read (413 beyond, before anything is allocated); default by `bodyKind` (body.ts). */
+  bodyLimit?: BodyLimit;
+  /** Runs before the body is read (after the token check): quotas that need only the address or
+   * the headers (the token endpoint's failed-attempt limits). Throws to refuse the request. */
+  screen?: (head: RequestHeadView) => Promise<void> | void;
   /** Status for a wrong request content type: 400 on the platform API, 415 where a standard asks. */
   contentTypeErrorStatus?: 400 | 415;
   /** For `key: 'custom'` quotas (the token endpoint): whose quota, and optionally other windows. */

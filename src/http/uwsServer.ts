@@ -3,13 +3,14 @@
 // backpressure (tryEnd + onWritable), answers 404/405, and drains in-flight requests on shutdown.
 // Everything else happens in ServerCore and the Router, which never see a socket.
 //
-// Known limit, by uWebSockets.js's design: a request pipelined behind one whose response is still
-// pending (any route that awaits the database) makes uWS close the connection, and neither
-// response is sent (uWS keeps one response state per socket). Node's HTTP server answers them in
-// order; that is why HTTP_SERVER defaults to `node` (docs/architecture.md, "HTTP server").
+// Known limits, by uWebSockets.js's design (v20.30, the trusted build): a request pipelined behind
+// one whose response is still pending (any route that awaits the database) makes uWS close the
+// connection after the answers already written, in order; the client retries the rest (RFC 9112
+// §9.3.2). node:http answers them all in order. Requests its parser refuses (no Host, bare LF, a
+// header without a colon) get no status. docs/architecture.md, "HTTP server", compares the fronts.
 import { STATUS_CODES } from 'node:http';
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
-import { BodyReader } from './body.ts';
+import { tooLarge, type BodyReader } from './body.ts';
 import { HttpError } from './errors.ts';
 import { bodyLength, isPieces, type CompiledRoute, type Outgoing, type RequestHead, type Router } from './router.ts';
 import {
@@ -43,6 +44,8 @@ interface UwsExchange extends Exchange {
   res: HttpResponse;
   /** HEAD: headers (with the GET body's length) and no body. */
   head: boolean;
+  /** The request's body, failed when the client goes away (uWS has one abort handler). */
+  reader?: BodyReader;
 }
 
 export class UwsHttpServer implements HttpServer {
@@ -110,6 +113,10 @@ export class UwsHttpServer implements HttpServer {
     return this.core.activeRequests;
   }
 
+  get bodyBytesHeld(): number {
+    return this.core.bodyBudget.held;
+  }
+
   /** A handler that throws synchronously must not reach uWS (it would end the process). */
   private guard(res: HttpResponse, req: HttpRequest, handle: () => void): void {
     try {
@@ -128,7 +135,10 @@ export class UwsHttpServer implements HttpServer {
     const ex = this.core.begin(method, route, requestId) as UwsExchange;
     ex.res = res;
     ex.head = head;
-    res.onAborted(() => this.core.abort(ex));
+    res.onAborted(() => {
+      ex.reader?.fail(new HttpError('malformed_request', 'The connection closed'));
+      this.core.abort(ex);
+    });
     return ex;
   }
 
@@ -150,33 +160,40 @@ export class UwsHttpServer implements HttpServer {
     const ex = this.begin(res, isHead ? 'HEAD' : route.def.method, route.def.path, head.requestId, isHead);
     const declared = parseContentLength(head.headers['content-length']);
     const chunked = head.headers['transfer-encoding'] !== undefined;
+    // uWS reads the first of several Content-Length headers: a proxy reading another would frame
+    // the body differently (request smuggling). RFC 9112 §6.3: refuse, and close.
+    if (declared !== undefined && declared !== 'invalid' && repeatsContentLength(req)) {
+      ex.closeAfter = true;
+      res.onData(() => undefined);
+      this.write(ex, this.core.errorOutgoing(new HttpError('malformed_request', 'Content-Length must be given once'), ex.requestId, route, head.headers['origin']));
+      return;
+    }
     if (declared === 'invalid') {
       ex.closeAfter = true;
       res.onData(() => undefined);
       this.write(ex, this.core.errorOutgoing(new HttpError('malformed_request', 'Content-Length must be a non-negative decimal number of bytes'), ex.requestId, route, head.headers['origin']));
       return;
     }
-    if (declared !== undefined && declared > this.options.bodyLimit) {
+    const limit = this.core.bodyLimitOf(route);
+    if (declared !== undefined && declared > limit) {
       ex.closeAfter = true;
       res.onData(() => undefined);
-      const tooLarge = new HttpError('payload_too_large', `The request body exceeds the limit of ${this.options.bodyLimit} bytes`);
-      this.write(ex, this.core.errorOutgoing(tooLarge, ex.requestId, route, head.headers['origin']));
+      this.write(ex, this.core.errorOutgoing(tooLarge(limit), ex.requestId, route, head.headers['origin']));
       return;
     }
     let reader: BodyReader | undefined;
     if ((declared !== undefined && declared > 0) || (declared === undefined && chunked)) {
-      reader = new BodyReader(this.options.bodyLimit, declared);
-      const r = reader;
+      // Paused until the request is admitted; what the socket already delivered is kept (body.ts).
+      const r = (reader = ex.reader = this.core.bodyReader(route, declared, () => res.resume()));
       // The ArrayBuffer is only valid during the callback: the reader copies it.
       res.onData((chunk, isLast) => r.push(new Uint8Array(chunk), isLast, true));
+      res.pause();
     }
-    void this.core
-      .run(ex, route, head, reader ? () => reader.done : undefined, () => reader?.complete ?? true)
-      .then((out) => {
-        // The handler is done with the body (body.ts, kept memory).
-        reader?.release();
-        this.write(ex, out);
-      });
+    void this.core.run(ex, route, head, reader).then((out) => {
+      // The handler is done with the body (body.ts, kept memory).
+      reader?.release();
+      this.write(ex, out);
+    });
   }
 
   private readHead(res: HttpResponse, req: HttpRequest, route: CompiledRoute): RequestHead {
@@ -287,6 +304,14 @@ function readHeaders(req: HttpRequest): Record<string, string> {
   return headers;
 }
 
+
+function repeatsContentLength(req: HttpRequest): boolean {
+  let count = 0;
+  req.forEach((name) => {
+    if (name === 'content-length') count += 1;
+  });
+  return count > 1;
+}
 
 function hasBody(req: HttpRequest): boolean {
   const length = req.getHeader('content-length');

@@ -131,16 +131,20 @@ function formatMessage(format: string): string {
   }
 }
 
-interface Frame {
-  value: unknown;
-  parent: Frame | undefined;
-  /** Property name or array index under the parent. */
+/** One container being walked: its members are visited in order through `next`. */
+interface Level {
+  container: unknown[] | Record<string, unknown>;
+  /** Property names of an object; undefined for an array. */
+  keys: string[] | undefined;
+  next: number;
+  parent: Level | undefined;
+  /** Property name or array index of this container under its parent. */
   key: string | number | undefined;
 }
 
-function framePath(frame: Frame, prefix: string): string {
-  const keys: (string | number)[] = [];
-  for (let f: Frame | undefined = frame; f && f.key !== undefined; f = f.parent) keys.push(f.key);
+function levelPath(level: Level | undefined, last: string | number | undefined, prefix: string): string {
+  const keys: (string | number)[] = last === undefined ? [] : [last];
+  for (let l = level; l && l.key !== undefined; l = l.parent) keys.push(l.key);
   let out = prefix;
   for (const key of keys.reverse()) {
     if (typeof key === 'number') out += `[${key}]`;
@@ -152,24 +156,40 @@ function framePath(frame: Frame, prefix: string): string {
 /** Every string (values and property names) of a parsed request part that PostgreSQL could not
  * store (src/shared/storableText.ts), as field errors: the same check at one depth for path
  * parameters, query parameters and bodies, on every route. Iterative, so a deeply nested body
- * cannot exhaust the stack; paths are built only for offenders. */
+ * cannot exhaust the stack; it holds one entry per level of nesting, not per value (a frame per
+ * array element took ~40 bytes each: 20 MiB for a 1 MiB `[0,0,…]`), and builds paths only for
+ * offenders. */
 export function unstorableTextErrors(value: unknown, prefix: string): FieldError[] {
   const errors: FieldError[] = [];
-  const stack: Frame[] = [{ value, parent: undefined, key: undefined }];
-  while (stack.length > 0 && errors.length < MAX_LISTED_ERRORS) {
-    const frame = stack.pop()!;
-    const v = frame.value;
-    if (typeof v === 'string') {
-      if (!isStorableText(v)) errors.push({ path: framePath(frame, prefix), message: UNSTORABLE_TEXT });
-    } else if (Array.isArray(v)) {
-      for (let i = v.length - 1; i >= 0; i -= 1) stack.push({ value: v[i], parent: frame, key: i });
-    } else if (v !== null && typeof v === 'object') {
-      const keys = Object.keys(v);
-      for (let i = keys.length - 1; i >= 0; i -= 1) {
-        const key = keys[i]!;
-        if (!isStorableText(key)) errors.push({ path: framePath(frame, prefix), message: `has a property name that ${UNSTORABLE_TEXT}` });
-        else stack.push({ value: (v as Record<string, unknown>)[key], parent: frame, key });
-      }
+  if (typeof value === 'string') {
+    if (!isStorableText(value)) errors.push({ path: levelPath(undefined, undefined, prefix), message: UNSTORABLE_TEXT });
+    return errors;
+  }
+  const open = (v: unknown, parent: Level | undefined, key: string | number | undefined): Level | undefined => {
+    if (Array.isArray(v)) return { container: v, keys: undefined, next: 0, parent, key };
+    if (v !== null && typeof v === 'object') return { container: v as Record<string, unknown>, keys: Object.keys(v), next: 0, parent, key };
+    return undefined;
+  };
+  let level = open(value, undefined, undefined);
+  while (level && errors.length < MAX_LISTED_ERRORS) {
+    const { container, keys } = level;
+    const size = keys ? keys.length : (container as unknown[]).length;
+    if (level.next >= size) {
+      level = level.parent;
+      continue;
+    }
+    const i = level.next;
+    level.next += 1;
+    const key = keys ? keys[i]! : i;
+    if (keys && !isStorableText(key as string)) {
+      errors.push({ path: levelPath(level, undefined, prefix), message: `has a property name that ${UNSTORABLE_TEXT}` });
+      continue;
+    }
+    const member = keys ? (container as Record<string, unknown>)[key as string] : (container as unknown[])[i];
+    if (typeof member === 'string') {
+      if (!isStorableText(member)) errors.push({ path: levelPath(level, key, prefix), message: UNSTORABLE_TEXT });
+    } else if (member !== null && typeof member === 'object') {
+      level = open(member, level, key);
     }
   }
   return errors.slice(0, MAX_LISTED_ERRORS);

@@ -51,9 +51,16 @@ export async function lookupSeries(db: Queryable, series: readonly SeriesName[],
   );
   return rows.map((row, k): SeriesLookup => {
     const s = series[k]!;
+    // For an organization, another organization's meter and a meter that does not exist get the
+    // same refusal, and so do a register on another meter and one that does not exist: the texts
+    // must not tell which ids exist elsewhere. Without one (the command-line tools, global
+    // administrators), the refusal says which.
+    if (organizationId !== null && (row.meter === null || !row.access)) {
+      return { on: 'meter', message: `unknown meter ${JSON.stringify(s.meterId)}, or not shared with organization ${organizationId}` };
+    }
     if (row.meter === null) return { on: 'meter', message: `unknown meter ${JSON.stringify(s.meterId)}` };
-    if (!row.access) return { on: 'meter', message: `organization ${organizationId} has no access to meter ${JSON.stringify(s.meterId)}` };
     if (row.register === null) {
+      if (organizationId !== null) return { on: 'register', message: `unknown register ${JSON.stringify(s.registerId)} on meter ${JSON.stringify(s.meterId)}` };
       return {
         on: 'register',
         message: row.elsewhere ? `register ${JSON.stringify(s.registerId)} is not on meter ${JSON.stringify(s.meterId)}` : `unknown register ${JSON.stringify(s.registerId)}`,
@@ -68,8 +75,8 @@ export async function lookupSeries(db: Queryable, series: readonly SeriesName[],
  * apart from invalid values). */
 export class UnknownSeries extends HttpError {}
 
-/** Register ids of the series, or a 400 listing unknown meters/registers, virtual registers,
- * registers on another meter and meters the caller's organization has no access to. */
+/** Register ids of the series, or a 400 listing unknown meters/registers (those of meters not
+ * shared with the caller's organization alike) and virtual registers. */
 export async function resolveSeries(db: Queryable, series: readonly ParsedSeries[], principal: Principal): Promise<number[]> {
   const organizationId = principal.globalAdmin ? null : principal.organizationId;
   const lookups = await lookupSeries(db, series, organizationId);

@@ -33,14 +33,13 @@ export function aggregateOf(register: { measurementType: number }): 'sum' | 'avg
 
 async function checkedRegisters(deps: QueryDeps, q: ReadingsQuery, principal: Principal): Promise<RegisterForRead[]> {
   const registers = principal.globalAdmin ? await registersForRead(deps.db, q.registerIds) : await registersForReadBy(deps.db, q.registerIds, q.organizationId!);
-  const byId = new Map(registers.map((r) => [r.id, r]));
-  const unknown = q.registerIds.flatMap((id, i) => (byId.has(id) ? [] : [{ path: `query.registerId[${i}]`, message: `register ${id} does not exist` }]));
+  // A register of a meter not shared with the organization is refused as one that does not
+  // exist: same status, same text, so ids of other organizations' registers cannot be probed.
+  const byId = new Map(registers.filter((r) => !('accessible' in r) || r.accessible).map((r) => [r.id, r]));
+  const unknown = q.registerIds.flatMap((id, i) =>
+    byId.has(id) ? [] : [{ path: `query.registerId[${i}]`, message: principal.globalAdmin ? `register ${id} does not exist` : `unknown register ${id}, or not shared with organization ${q.organizationId}` }],
+  );
   if (unknown.length > 0) throw badRequest('Unknown register', unknown);
-  const denied = q.registerIds.filter((id) => {
-    const r = byId.get(id)!;
-    return 'accessible' in r && !r.accessible;
-  });
-  if (denied.length > 0) throw new HttpError('organization_forbidden', `Organization ${q.organizationId} has no access to register(s) ${denied.join(', ')}`);
   return q.registerIds.map((id) => byId.get(id)!);
 }
 

@@ -103,6 +103,7 @@ export function readingsRoutes(deps: ReadingsRouteDeps): RouteDef[] {
       tags: ['Readings'],
       auth: { permission: 'Meter.Organization.ReadWrite' },
       bodyKind: 'raw',
+      bodyLimit: 'large',
       body: readingsBatchSchema,
       bodyExample: {
         meters: [

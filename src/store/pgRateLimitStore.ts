@@ -59,6 +59,19 @@ export class PgRateLimitStore {
     }
   }
 
+  async peek(key: string, windows: readonly Window[], now: number): Promise<{ allowed: boolean; windows: WindowState[] }> {
+    const starts = windows.map((w) => now - (now % (w.seconds * 1000)));
+    const { rows } = await this.pool.query<{ window_seconds: number; count: number }>(
+      `SELECT c.window_seconds, c.count FROM rate_limit_counters c
+       JOIN unnest($2::int[], $3::float8[]) AS t(s, st) ON c.window_seconds = t.s AND c.window_start = to_timestamp(t.st / 1000.0)
+       WHERE c.key = $1`,
+      [key, windows.map((w) => w.seconds), starts],
+    );
+    const counts = new Map(rows.map((r) => [r.window_seconds, r.count]));
+    const states = windows.map((w, i) => ({ seconds: w.seconds, max: w.max, count: counts.get(w.seconds) ?? 0, resetAt: starts[i]! + w.seconds * 1000 }));
+    return { allowed: states.every((w) => w.count < w.max), windows: states };
+  }
+
   close(): void {
     clearInterval(this.sweeper);
   }

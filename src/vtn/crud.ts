@@ -3,6 +3,7 @@
 // DELETE → 200 deleted object; 404 for an unknown (or not visible) id. Bodies are JSON only
 // (415 otherwise). Responses are the stored documents, sent as they are.
 import type { VtnScope } from '../auth/catalogue.ts';
+import { DOCUMENT_BODY_BYTES } from '../http/body.ts';
 import { notFound } from '../http/errors.ts';
 import { arrayOf, objectSchema } from '../http/schemas.ts';
 import type { ApiRequest, JsonSchema, RouteDef } from '../http/types.ts';
@@ -74,7 +75,7 @@ export function collectionRoutes<Q, B>(spec: CollectionSpec<Q, B>): RouteDef[] {
   const tags = [`${spec.tagPrefix ?? TAG_PREFIX}: ${spec.noun}s`];
   const read = vtnAuth(spec.readScopes);
   const write = vtnAuth(spec.writeScopes);
-  const common = { tags, contentTypeErrorStatus: 415 as const };
+  const common = { tags, contentTypeErrorStatus: 415 as const, bodyLimit: DOCUMENT_BODY_BYTES };
   const missing = (req: ApiRequest<Params, any, any>) => notFound(`${title} ${req.params[spec.idParam]}`);
   const found = (status: number, req: ApiRequest<Params, any, any>, doc: string | Buffer | undefined) => {
     if (doc === undefined) throw missing(req);

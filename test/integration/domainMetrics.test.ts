@@ -25,7 +25,7 @@ beforeAll(async () => {
 afterAll(() => t?.close());
 
 async function scrape(): Promise<string> {
-  const res = await t.api.get('/metrics');
+  const res = await t.api.get('/metrics', t.adminToken);
   expect(res.status).toBe(200);
   return res.text;
 }

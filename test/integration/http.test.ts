@@ -1,7 +1,10 @@
 // The HTTP layer over a real socket: problem documents, 400/404/405/413, request ids, the
 // operational endpoints and the OpenAPI document.
+import { Agent, request as httpRequest } from 'node:http';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { JSON_BODY_BYTES } from '../../src/http/body.ts';
+import { createOrgClient } from '../support/fixtures.ts';
 import { startTestApp, type TestApp } from '../support/testApp.ts';
 
 let t: TestApp;
@@ -100,13 +103,47 @@ describe('errors', () => {
     expect(wrongItem.headers.get('allow')).toBe('GET, HEAD, PUT, DELETE');
   });
 
-  it('413 for a body over the limit, declared or chunked, and keeps serving', async () => {
-    const big = JSON.stringify({ name: 'x'.repeat(5000) });
+  it('413 for a body over the route limit, declared or chunked, and keeps serving', async () => {
+    const big = JSON.stringify({ name: 'x'.repeat(JSON_BODY_BYTES) });
     expectProblem(await t.api.request('POST', '/api/admin/organizations', { token: t.adminToken, body: big, headers: { 'content-type': 'application/json' } }), 413, 'payload_too_large');
 
-    const res = await postChunked('/api/admin/organizations', [Buffer.from('{"name":"'), Buffer.alloc(3000, 0x61), Buffer.alloc(3000, 0x61), Buffer.from('"}')]);
+    const half = JSON_BODY_BYTES / 2 + 1;
+    const res = await postChunked('/api/admin/organizations', [Buffer.from('{"name":"'), Buffer.alloc(half, 0x61), Buffer.alloc(half, 0x61), Buffer.from('"}')]);
     expect(res.status).toBe(413);
+    // BODY_LIMIT_BYTES (4096 here) is the limit of reading batches.
+    const batch = await t.api.request('POST', '/api/readings', { token: t.adminToken, body: `{"meters":[${' '.repeat(5000)}]}`, headers: { 'content-type': 'application/json' } });
+    expectProblem(batch, 413, 'payload_too_large');
     expect((await t.api.get('/health')).status).toBe(200);
+  });
+
+  it('a request refused before its body is read leaves its connection usable', async () => {
+    // 401 (no token) and 403 (no right) come before the body is read; the body, small or large,
+    // is then read and dropped, and the next request on the same connection is served.
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const send = (method: string, path: string, body?: string, token?: string) =>
+      new Promise<{ status: number; reused: boolean }>((resolve, reject) => {
+        const req = httpRequest({ host: '127.0.0.1', port: t.app.port, method, path, agent, headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) } }, (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode!, reused: req.reusedSocket }));
+        });
+        req.on('error', reject);
+        req.end(body);
+      });
+    // fetch (undici) with a client token refused on its rights (403): the whole small body had
+    // come before the refusal, and uWebSockets.js, paused until admission, must read on.
+    const reader = await createOrgClient(t.api, t.adminToken, { permissions: ['Organization.Organization.Read'] });
+    for (let i = 0; i < 3; i += 1) {
+      expect((await t.api.post('/api/admin/organizations', { name: 'refused' }, reader.token)).status).toBe(403);
+      expect((await t.api.get('/health')).status).toBe(200);
+    }
+    try {
+      expect((await send('GET', '/health')).status).toBe(200);
+      expect(await send('POST', '/api/admin/organizations', '{"name":"refused"}')).toEqual({ status: 401, reused: true });
+      expect(await send('POST', '/api/admin/organizations', JSON.stringify({ name: 'x'.repeat(300_000) }))).toEqual({ status: 401, reused: true });
+      expect(await send('GET', '/health')).toEqual({ status: 200, reused: true });
+    } finally {
+      agent.destroy();
+    }
   });
 
   it('accepts a chunked body under the limit', async () => {
@@ -142,7 +179,7 @@ describe('operations', () => {
 
   it('GET /metrics exposes request counters, latency and pool gauges', async () => {
     await t.api.get('/api/nothing');
-    const res = await t.api.get('/metrics');
+    const res = await t.api.get('/metrics', t.adminToken);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
     expect(res.text).toMatch(/http_requests_total\{method="GET",route="\/health",status="200"\} \d+/);

@@ -43,7 +43,9 @@ describe('the OpenAPI document', () => {
 
   it('marks public routes public and names what the others need', () => {
     const byKey = new Map(operations().map((o) => [`${o.method} ${o.path}`, o.op]));
-    for (const key of ['post /oauth/token', 'get /health', 'get /metrics', 'get /api/openapi.json', 'get /console', 'get /docs']) expect(byKey.get(key)?.security, key).toEqual([]);
+    for (const key of ['post /oauth/token', 'get /health', 'get /api/openapi.json', 'get /console', 'get /docs']) expect(byKey.get(key)?.security, key).toEqual([]);
+    // /metrics checks its own bearer (METRICS_TOKEN or a global administrator's token).
+    expect(byKey.get('get /metrics')?.security).toEqual([{ bearer: [] }]);
     expect(byKey.get('get /api/readings').security).toEqual([{ oauth2: ['Meter.Organization.Read'] }, { oauth2: ['Meter.Organization.ReadWrite'] }, { bearer: [] }]);
     expect(byKey.get('get /api/admin/organizations').security).toEqual([{ bearer: [] }]);
     expect(byKey.get('get /api/openadr/v1/events').security).toEqual([{ oauth2: ['read_all'] }, { oauth2: ['read_targets'] }, { bearer: [] }]);

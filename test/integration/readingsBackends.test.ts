@@ -221,7 +221,7 @@ describe.skipIf(!hasQuestDb)('QuestDB (set QUESTDB_HTTP_URL and QUESTDB_PG_URL t
       let text = '';
       for (let i = 0; i < 100 && !(ran(text, 'questdb-replay') && ran(text, 'questdb-purge')); i += 1) {
         if (i > 0) await new Promise((r) => setTimeout(r, 100));
-        text = (await t.api.get('/metrics')).text;
+        text = (await t.api.get('/metrics', t.adminToken)).text;
       }
       expect(ran(text, 'questdb-replay'), text).toBe(true);
       expect(ran(text, 'questdb-purge'), text).toBe(true);

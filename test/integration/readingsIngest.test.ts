@@ -100,7 +100,7 @@ describe('POST /api/readings', () => {
     expect(await read(energy.id, '2024-01-20T00:00:00Z', '2024-01-21T00:00:00Z')).toEqual([]);
   });
 
-  it('refuses unknown meters and registers, registers of another meter, virtual registers and meters without access', async () => {
+  it('refuses unknown meters and registers, registers of another meter, virtual registers and meters without access (as unknown ones)', async () => {
     const value = [{ timestamp: '2024-01-21T00:00:00Z', value: 1, resolution: 900 }];
     const res = await post({
       meters: [
@@ -112,10 +112,11 @@ describe('POST /api/readings', () => {
     expect(res.status).toBe(400);
     const byPath = Object.fromEntries(res.body.errors.map((e: { path: string; message: string }) => [e.path, e.message]));
     expect(byPath['meters[0].registers[1].id']).toMatch(/unknown register/);
-    expect(byPath['meters[0].registers[2].id']).toMatch(/is not on meter/);
+    // A register of another meter is refused as an unknown one; so is a meter not shared.
+    expect(byPath['meters[0].registers[2].id']).toBe(byPath['meters[0].registers[1].id']!.replace('"nope"', JSON.stringify(otherRegister.externalId)));
     expect(byPath['meters[0].registers[3].id']).toMatch(/virtual/);
     expect(byPath['meters[1].id']).toMatch(/unknown meter/);
-    expect(byPath['meters[2].id']).toMatch(/no access/);
+    expect(byPath['meters[2].id']).toBe(byPath['meters[1].id']!.replace('"no-such-meter"', JSON.stringify(otherMeter.externalId)));
     expect(await read(energy.id, '2024-01-21T00:00:00Z', '2024-01-22T00:00:00Z')).toEqual([]);
   });
 

@@ -93,8 +93,8 @@ describe('GET /api/readings', () => {
     expect((await get(readingsUrl(org, [energy.id], '2024-01-01T00:00:00Z', '2025-01-01T00:00:00Z', 0))).status).toBe(200);
   });
 
-  it('refuses registers of meters not shared with the organization, and other organizations', async () => {
-    expect((await get(readingsUrl(org, [foreign.id], '2024-03-01T00:00:00Z', '2024-03-02T00:00:00Z'))).status).toBe(403);
+  it('refuses registers of meters not shared with the organization (as unknown ones), and other organizations', async () => {
+    expect((await get(readingsUrl(org, [foreign.id], '2024-03-01T00:00:00Z', '2024-03-02T00:00:00Z'))).status).toBe(400);
     expect((await get(readingsUrl(org + 1000, [energy.id], '2024-03-01T00:00:00Z', '2024-03-02T00:00:00Z'))).status).toBe(403);
     const admin = await get(readingsUrl(org, [foreign.id], '2024-03-01T00:00:00Z', '2024-03-02T00:00:00Z'), t.adminToken);
     expect(admin.status).toBe(200);
@@ -126,7 +126,8 @@ describe('GET /api/readings/average/hourly', () => {
     expect(tooMany.status).toBe(400);
     expect(tooMany.body.detail).toContain('5000');
     const denied = await hourly([energy.id, foreign.id]);
-    expect(denied.status).toBe(403);
+    expect(denied.status).toBe(400);
+    expect(denied.body.errors).toEqual([{ path: 'query.registerId[1]', message: unknown.body.errors[0].message.replace('999999', String(foreign.id)) }]);
     expect(JSON.stringify(denied.body)).not.toContain('readings');
     expect((await hourly([energy.id], org + 1000)).status).toBe(403);
     expect((await hourly([foreign.id], org, t.adminToken)).status).toBe(200);

@@ -1,16 +1,18 @@
 // Regression: an unknown method, a 60 KB header, 100 headers of 500 bytes or a
 // 100 KB query got a connection reset instead of 405, 431, 414; requests without Host, with bare
 // LF, a header without a colon or an HTTP/2 preface got no answer and the connection stayed open.
-// On the default server (node:http with a clientError handler) each gets its status and the
-// connection closes.
+// On node:http (with a clientError handler) each gets its status and the connection closes.
+// uWebSockets.js, the default front where its trusted build loads, cannot be made to answer these
+// from JavaScript: docs/architecture.md ("HTTP server") has what it does, and rawSocket.test.ts
+// holds it to what it can (never a 5xx, keeps serving). HTTP_SERVER=node is the front that gives
+// every one of them a status.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.ts';
 import { rawExchange } from '../support/rawHttp.ts';
 import { startTestApp, type TestApp } from '../support/testApp.ts';
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await startTestApp({ HTTP_SERVER: loadConfig({}).httpServer });
+  t = await startTestApp({ HTTP_SERVER: 'node' });
 });
 afterAll(() => t?.close());
 
@@ -26,7 +28,7 @@ const CASES: [string, string, number][] = [
   ['HTTP/2 preface', 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 400],
 ];
 
-describe('malformed HTTP on the default server', () => {
+describe('malformed HTTP on node:http', () => {
   for (const [name, bytes, status] of CASES) {
     it(`${name}: ${status}, then the connection closes`, async () => {
       const res = await rawExchange(t.app.port, bytes, 3000);
