@@ -145,7 +145,7 @@ describe('the flexibility loop, end to end', () => {
     expect(bought.counterParts.find((c: any) => c.organizationId === provider.organizationId).flexibilityBoughtSummary.totalRemunerationSum).toBe(10);
   });
 
-  // Pending: settlement responses and disputes (POST /api/product/settlement/responses, dispute
-  // resolution) are not on this branch yet; this step is written once they are.
+  // Pending: the platform does not take settlement responses and disputes yet
+  // (POST /api/product/settlement/responses, dispute resolution); this step needs them.
   it.todo('the provider disputes the line, the operator resolves the dispute, and the specification shows the resolved figures');
 });
