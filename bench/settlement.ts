@@ -1,7 +1,9 @@
 // Products benchmark (npm run bench:settlement):
 //  1. GET /api/product/settlement/specification for an organization with 100,000 validated
-//     transactions in a month (bulk-inserted with SQL: the benchmark is about the read), p50/p99
-//     over several rounds of sequential requests, plus the SQL statement alone.
+//     transactions in a month (bulk-inserted with SQL, created then validated: two line versions
+//     each; then every tenth corrected: a third), p50/p99 over several rounds of sequential
+//     requests, now and as of before the correction, plus the SQL statement alone, and
+//     GET /api/product/settlement/changes since before the correction (10,000 lines).
 //  2. Delivery validation throughput (transactions/s): resources with a month of 15-minute
 //     readings (written by binary COPY through the time-series store), thousands of one-hour
 //     transactions validated by the job's step function; stored references and baselines.
@@ -18,7 +20,7 @@ import type { ValidationDeps } from '../src/products/validationData.ts';
 import { validateDueTransactions, type ValidationTiming } from '../src/products/validationJob.ts';
 import { bootApp } from './support/bootApp.ts';
 import { writeResults } from './support/load.ts';
-import { DAY, createBenchMarket, insertPending, measuredResources, resetToPending, seedSettlement } from './support/productsData.ts';
+import { DAY, createBenchMarket, insertPending, measuredResources, resetToPending, seedSettlement, validateSettlement } from './support/productsData.ts';
 
 const TRANSACTIONS = Number(process.env.BENCH_TRANSACTIONS ?? 100_000);
 const VALIDATIONS = Number(process.env.BENCH_VALIDATIONS ?? 5000);
@@ -49,44 +51,84 @@ const pool = app.pool;
 async function settlementBench() {
   const m = await createBenchMarket(base, adminToken, 10);
   const seeded = await seedSettlement(pool, m, TRANSACTIONS, 100, MONTH_START);
-  console.log(`settlement: inserted ${seeded.flexibility} flexibility + ${seeded.availability} availability transactions in ${seeded.seconds.toFixed(1)} s`);
+  console.log(`settlement: inserted ${seeded.flexibility} flexibility + ${seeded.availability} availability transactions, created then validated, in ${seeded.seconds.toFixed(1)} s`);
 
-  const url = `${base}/api/product/settlement/specification?organizationId=${m.buyer.organizationId}&start=${new Date(MONTH_START).toISOString()}&end=${new Date(MONTH_END).toISOString()}`;
+  const query = `organizationId=${m.buyer.organizationId}&start=${new Date(MONTH_START).toISOString()}&end=${new Date(MONTH_END).toISOString()}`;
+  const url = `${base}/api/product/settlement/specification?${query}`;
   const headers = { authorization: `Bearer ${m.buyer.token}` };
   let bytes = 0;
   let lines = 0;
-  const once = async () => {
+  const once = async (target = url) => {
     const t = performance.now();
-    const res = await fetch(url, { headers });
+    const res = await fetch(target, { headers });
     const text = await res.text();
     const elapsed = performance.now() - t;
     if (res.status !== 200) throw new Error(`settlement: ${res.status} ${text.slice(0, 300)}`);
-    bytes = text.length;
     return { elapsed, text };
   };
-  const first = JSON.parse((await once()).text);
+  const validated = await once();
+  const first = JSON.parse(validated.text);
   for (const cp of first.counterParts) for (const k of ['flexibilityBoughtSummary', 'availabilityBoughtSummary']) lines += cp[k].transactions.length;
   if (lines !== TRANSACTIONS) throw new Error(`expected ${TRANSACTIONS} lines, got ${lines}`);
-  const rounds: { p50: number; p99: number; sqlMs: number }[] = [];
+  // A correction re-validates every tenth transaction: a third version of those lines, after the
+  // instant of the specification just fetched.
+  await validateSettlement(pool, m, 5, 10);
+  await pool.query('VACUUM ANALYZE flexibility_transactions, availability_transactions, settlement_line_versions');
+  const asOfUrl = `${url}&asOf=${first.asOf}`;
+  const reproduced = await once(asOfUrl);
+  if (reproduced.text !== validated.text) throw new Error('settlement: the specification as of before the correction differs from the one fetched then');
+  const changesUrl = `${base}/api/product/settlement/changes?${query}&since=${first.asOf}`;
+  const changed = JSON.parse((await once(changesUrl)).text).changes.length;
+  if (changed !== TRANSACTIONS / 10) throw new Error(`settlement: expected ${TRANSACTIONS / 10} changed lines, got ${changed}`);
+  const { rows: stats } = await pool.query<{ versions: number; bytes: number }>(
+    "SELECT count(*)::int AS versions, pg_total_relation_size('settlement_line_versions')::float8 AS bytes FROM settlement_line_versions",
+  );
+  console.log(`settlement: ${stats[0]!.versions} line versions, ${(stats[0]!.bytes / 2 ** 20).toFixed(1)} MiB with indexes (${Math.round(stats[0]!.bytes / stats[0]!.versions)} bytes each); ${changed} lines changed`);
+
+  const rounds: { p50: number; p99: number; asOfP50: number; asOfP99: number; sqlMs: number; changesMs: number }[] = [];
   for (let r = 0; r < ROUNDS; r += 1) {
     const times: number[] = [];
-    for (let i = 0; i < REQUESTS; i += 1) times.push((await once()).elapsed);
+    const asOfTimes: number[] = [];
+    for (let i = 0; i < REQUESTS; i += 1) {
+      const current = await once();
+      bytes = current.text.length;
+      times.push(current.elapsed);
+      asOfTimes.push((await once(asOfUrl)).elapsed);
+    }
     times.sort((a, b) => a - b);
+    asOfTimes.sort((a, b) => a - b);
     const s = performance.now();
     await settlementSpecification(pool, { organizationId: m.buyer.organizationId, start: MONTH_START, end: MONTH_END });
-    rounds.push({ p50: quantile(times, 0.5), p99: quantile(times, 0.99), sqlMs: performance.now() - s });
-    console.log(`settlement round ${r + 1}: p50 ${rounds[r]!.p50.toFixed(0)} ms, p99 ${rounds[r]!.p99.toFixed(0)} ms, SQL alone ${rounds[r]!.sqlMs.toFixed(0)} ms`);
+    const sqlMs = performance.now() - s;
+    const changesMs = (await once(changesUrl)).elapsed;
+    rounds.push({ p50: quantile(times, 0.5), p99: quantile(times, 0.99), asOfP50: quantile(asOfTimes, 0.5), asOfP99: quantile(asOfTimes, 0.99), sqlMs, changesMs });
+    const x = rounds[r]!;
+    console.log(
+      `settlement round ${r + 1}: now p50 ${x.p50.toFixed(0)} ms, p99 ${x.p99.toFixed(0)} ms; asOf before the correction p50 ${x.asOfP50.toFixed(0)} ms, p99 ${x.asOfP99.toFixed(0)} ms; ` +
+        `SQL alone ${x.sqlMs.toFixed(0)} ms; changes ${x.changesMs.toFixed(0)} ms`,
+    );
   }
+  // Ratios measured in the same rounds (the machine's load moves every figure alike).
+  const ratio = (key: 'asOfP50' | 'sqlMs' | 'changesMs') => round(median(rounds.map((r) => r[key] / r.p50)), 2);
+  const ratios = { asOfOverNow: ratio('asOfP50'), sqlOverHttp: ratio('sqlMs'), changesOverSpecification: ratio('changesMs') };
+  console.log(`settlement ratios (median of rounds): asOf before the correction / now ${ratios.asOfOverNow}×, changes / specification ${ratios.changesOverSpecification}×`);
   return {
     transactions: TRANSACTIONS,
+    ratios,
     counterparts: first.counterParts.length,
     resources: first.remunerationPerResource.length,
     responseBytes: bytes,
+    lineVersions: stats[0]!.versions,
+    lineVersionBytes: Math.round(stats[0]!.bytes / stats[0]!.versions),
+    changedLines: changed,
     requestsPerRound: REQUESTS,
-    rounds: rounds.map((r) => ({ p50Ms: round(r.p50), p99Ms: round(r.p99), sqlMs: round(r.sqlMs) })),
+    rounds: rounds.map((r) => ({ p50Ms: round(r.p50), p99Ms: round(r.p99), asOfP50Ms: round(r.asOfP50), asOfP99Ms: round(r.asOfP99), sqlMs: round(r.sqlMs), changesMs: round(r.changesMs) })),
     p50Ms: spread(rounds.map((r) => r.p50)),
     p99Ms: spread(rounds.map((r) => r.p99)),
+    asOfP50Ms: spread(rounds.map((r) => r.asOfP50)),
+    asOfP99Ms: spread(rounds.map((r) => r.asOfP99)),
     sqlMs: spread(rounds.map((r) => r.sqlMs)),
+    changesMs: spread(rounds.map((r) => r.changesMs)),
     bulkInsertSeconds: round(seeded.seconds),
   };
 }

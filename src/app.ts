@@ -186,7 +186,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       ...zoneRoutes(pool),
       ...productRoutes(pool),
       ...productAdminRoutes(pool),
-      ...settlementRoutes(pool),
+      ...settlementRoutes(pool, config.validationRetryMs),
       ...validationAdminRoutes(validation, config.validationRetryMs),
       ...readingsRoutes({
         db: pool,

@@ -1,5 +1,5 @@
 // Data for the products benchmark (bench/settlement.ts): a market, 100,000 validated
-// transactions in a month (bulk SQL), measured resources with a month of 15-minute readings
+// transactions in a month (bulk SQL, each with its settlement line versions), measured resources with a month of 15-minute readings
 // (binary COPY through the time-series store) and pending transactions to validate.
 import { performance } from 'node:perf_hooks';
 import type { App } from '../../src/app.ts';
@@ -25,10 +25,11 @@ export async function createBenchMarket(base: string, adminToken: string, provid
 }
 
 /**
- * `transactions` validated transactions bought by the market's buyer in the month from
- * `monthStart` (31 days): 80 % flexibility (15 minutes), 20 % availability (1 hour), over
- * `resources` resources of the providers; three-decimal quantities and prices, delivery from
- * 40 % to 129 %, remuneration by the documented rule.
+ * `transactions` transactions bought by the market's buyer in the month from `monthStart`
+ * (31 days): 80 % flexibility (15 minutes), 20 % availability (1 hour), over `resources`
+ * resources of the providers; three-decimal quantities and prices. Created pending, then
+ * validated (delivery from 40 % to 129 %, remuneration by the documented rule): two settlement
+ * line versions each, as the platform writes them.
  */
 export async function seedSettlement(pool: Pool, m: BenchMarket, transactions: number, resources: number, monthStart: number): Promise<{ flexibility: number; availability: number; seconds: number }> {
   const t0 = performance.now();
@@ -56,28 +57,47 @@ export async function seedSettlement(pool: Pool, m: BenchMarket, transactions: n
   const common = [m.buyer.organizationId, m.marketId, resourceIds, resources, resourceOrgs, new Date(monthStart)];
   await pool.query(
     `INSERT INTO flexibility_transactions (flexibility_order_id, seller_organization_id, buyer_organization_id, seller_created_by, buyer_created_by, resource_id, market_id,
-       market_zone_id, product_type, start, "end", quantity, unit_price, delivery_validation_status, validated_at, delivery_percentage, delivered_quantity,
-       reference_adjustment_quantity, reference_reading_value, validation_reading_value, remuneration_percentage)
-     SELECT o.id, x.seller, $1::int, 'bench', 'bench', x.resource, $2::int, o.market_zone_id, 1, x.start, x.start + interval '15 minutes', x.q, 0.5 + (x.g % 997) / 1000.0, 2, now(),
-       x.pct, round(x.q * x.pct / 100, 6), 0, 10, 10 - round(x.q * x.pct / 100, 6), CASE WHEN x.pct < 60 THEN 0 ELSE least(x.pct, 100) END
+       market_zone_id, product_type, start, "end", quantity, unit_price)
+     SELECT o.id, x.seller, $1::int, 'bench', 'bench', x.resource, $2::int, o.market_zone_id, 1, x.start, x.start + interval '15 minutes', x.q, 0.5 + (x.g % 997) / 1000.0
      FROM (SELECT g, ($3::int[])[1 + g % $4] AS resource, ($5::int[])[1 + g % $4] AS seller, $6::timestamptz + (g % 2976) * interval '15 minutes' AS start,
-             1 + (g % 9973) / 1000.0 AS q, 40 + (g % 90) + (g % 7) / 4.0 AS pct FROM generate_series(1, $7) g) x
+             1 + (g % 9973) / 1000.0 AS q FROM generate_series(1, $7) g) x
      JOIN flexibility_orders o ON o.organization_id = $1 AND o.start = date_trunc('day', x.start, 'UTC')`,
     [...common, flexibility],
   );
   await pool.query(
     `INSERT INTO availability_transactions (availability_order_id, seller_organization_id, buyer_organization_id, seller_created_by, buyer_created_by, resource_id, market_id,
-       product_type, start, "end", quantity, availability_price, activation_price, delivery_validation_status, validated_at, delivery_percentage, delivered_quantity,
-       expected_delivered_quantity, remuneration_percentage)
-     SELECT o.id, x.seller, $1::int, 'bench', 'bench', x.resource, $2::int, 3, x.start, x.start + interval '1 hour', x.q, 0.25 + (x.g % 991) / 1000.0, 1, 2, now(),
-       x.pct, x.q * x.pct / 100, x.q, CASE WHEN x.pct < 60 THEN 0 ELSE least(x.pct, 100) END
+       product_type, start, "end", quantity, availability_price, activation_price)
+     SELECT o.id, x.seller, $1::int, 'bench', 'bench', x.resource, $2::int, 3, x.start, x.start + interval '1 hour', x.q, 0.25 + (x.g % 991) / 1000.0, 1
      FROM (SELECT g, ($3::int[])[1 + g % $4] AS resource, ($5::int[])[1 + g % $4] AS seller, $6::timestamptz + (g % 744) * interval '1 hour' AS start,
-             5 + (g % 451) / 10.0 AS q, 40 + (g % 90) + (g % 3) / 4.0 AS pct FROM generate_series(1, $7) g) x
+             5 + (g % 451) / 10.0 AS q FROM generate_series(1, $7) g) x
      JOIN availability_orders o ON o.organization_id = $1 AND o.start = date_trunc('day', x.start, 'UTC')`,
     [...common, availability],
   );
-  await pool.query('VACUUM ANALYZE flexibility_transactions, availability_transactions');
+  await validateSettlement(pool, m, 0, 1);
+  await pool.query('VACUUM ANALYZE flexibility_transactions, availability_transactions, settlement_line_versions');
   return { flexibility, availability, seconds: (performance.now() - t0) / 1000 };
+}
+
+/**
+ * Validates every `every`-th transaction of the buyer (by id), from `shift` percent points more
+ * delivery than the seed's 40–129 %: shift 0 is the first validation, a shift on every tenth a
+ * correction (one more line version each).
+ */
+export async function validateSettlement(pool: Pool, m: BenchMarket, shift: number, every: number): Promise<void> {
+  const pct = `(40 + (t.id % 90) + (t.id % 7) / 4.0 + ${Number(shift)})`;
+  const remuneration = `CASE WHEN ${pct} < 60 THEN 0 ELSE least(${pct}, 100) END`;
+  await pool.query(
+    `UPDATE flexibility_transactions t SET delivery_validation_status = 2, validated_at = now(), delivery_percentage = ${pct}, delivered_quantity = round(t.quantity * ${pct} / 100, 6),
+       reference_adjustment_quantity = 0, reference_reading_value = 10, validation_reading_value = 10 - round(t.quantity * ${pct} / 100, 6), remuneration_percentage = ${remuneration}
+     WHERE t.buyer_organization_id = $1 AND t.id % $2 = 0`,
+    [m.buyer.organizationId, every],
+  );
+  await pool.query(
+    `UPDATE availability_transactions t SET delivery_validation_status = 2, validated_at = now(), delivery_percentage = ${pct}, delivered_quantity = t.quantity * ${pct} / 100,
+       expected_delivered_quantity = t.quantity, remuneration_percentage = ${remuneration}
+     WHERE t.buyer_organization_id = $1 AND t.id % $2 = 0`,
+    [m.buyer.organizationId, every],
+  );
 }
 
 /** Resources with an actual register and a reference (stored, or a previous-day baseline), and

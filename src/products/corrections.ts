@@ -7,8 +7,10 @@
 // the validated transactions of the window are listed here page by page (oldest end first),
 // and the store's changedSince() answers each page in one call. Nothing is locked while
 // scanning: the job then claims the ids found (validationJob.ts), and only if their
-// `validation_attempts` is still the one seen here (nobody re-validated them meanwhile).
+// `validation_attempts` is still the one seen here (nobody re-validated them meanwhile). Final
+// settlement lines (agreement.ts) are left out: their figures no longer change.
 import { DeliveryValidationStatus } from '../codes.ts';
+import { notFinal } from './agreement.ts';
 import type { Queryable } from '../store/database.ts';
 import type { ChangeQuery, TimeSeriesStore } from '../store/timeseries/types.ts';
 
@@ -45,7 +47,7 @@ const CANDIDATES_SQL = `WITH k AS (SELECT coalesce(to_timestamp($2::float8 / 100
     array_remove(ARRAY[r.actual_register_id, CASE WHEN NOT r.use_zero_reference THEN r.reference_register_id END], NULL) || coalesce(v.source_registers, '{}') AS registers
   FROM k, flexibility_transactions t JOIN grid_resources r ON r.id = t.resource_id
   LEFT JOIN virtual_definitions v ON v.register_id = r.reference_register_id
-  WHERE t.delivery_validation_status = ${DeliveryValidationStatus.Validated} AND t."end" > now() - ($1::float8 * interval '1 millisecond')
+  WHERE t.delivery_validation_status = ${DeliveryValidationStatus.Validated} AND ${notFinal('t')} AND t."end" > now() - ($1::float8 * interval '1 millisecond')
     AND t."end" >= k.after_end AND (t."end" > k.after_end OR t.id > $3::int)
     AND (r.actual_register_id IS NOT NULL OR (NOT r.use_zero_reference AND r.reference_register_id IS NOT NULL) OR v.source_registers IS NOT NULL)
   ORDER BY t."end", t.id LIMIT $4`;

@@ -1,5 +1,6 @@
 // Product endpoints: orders (create, list), acceptance of flexibility orders, transactions,
-// transactions affecting a substation, and availability offers.
+// transactions affecting a substation, and availability offers. A transaction's validation
+// history (/api/product/transaction/{kind}/{id}/validations) is in validationHistoryRoutes.ts.
 import type { Feature } from '../auth/catalogue.ts';
 import { HttpError, notFound } from '../http/errors.ts';
 import { arrayOf, idParams, int32Id } from '../http/schemas.ts';
@@ -23,6 +24,7 @@ import {
   substationImpactSchema,
 } from './schemas.ts';
 import * as transactions from './transactions.ts';
+import { validationHistoryRoutes } from './validationHistoryRoutes.ts';
 
 type Period = { organizationId: number; start: string; end: string; marketZoneId?: number };
 
@@ -238,5 +240,6 @@ export function productRoutes(pool: Pool): RouteDef[] {
         return { status: 204 };
       },
     },
+    ...validationHistoryRoutes(pool),
   ];
 }

@@ -25,6 +25,7 @@ import {
 } from './deliveryValidation.ts';
 import { decimal } from './decimal.ts';
 import { venReadingSpans } from '../grid/venUsage.ts';
+import type { AgreementState } from './agreement.ts';
 import { isUpward } from './rules.ts';
 
 export interface ValidationDeps {
@@ -44,6 +45,7 @@ export interface FlexRow {
   actualRegisterId: number | null;
   referenceRegisterId: number | null;
   useZeroReference: boolean;
+  agreementState: AgreementState;
   /** Earlier-accepted transactions of the same resource overlapping the period. */
   earlier: OtherTransaction[];
 }
@@ -52,7 +54,7 @@ const ms = (column: string) => `(extract(epoch FROM ${column}) * 1000)::float8`;
 
 export const FLEX_ROW_SELECT = `SELECT t.id, ${ms('t.start')} AS start, ${ms('t."end"')} AS "end", t.quantity::text AS quantity, t.product_type AS "productType",
   r.actual_register_id AS "actualRegisterId", r.reference_register_id AS "referenceRegisterId", r.use_zero_reference AS "useZeroReference",
-  coalesce((SELECT json_agg(json_build_object('quantity', o.quantity::text, 'start', ${ms('o.start')}, 'end', ${ms('o."end"')}, 'productType', o.product_type))
+  t.agreement_state AS "agreementState", coalesce((SELECT json_agg(json_build_object('quantity', o.quantity::text, 'start', ${ms('o.start')}, 'end', ${ms('o."end"')}, 'productType', o.product_type))
     FROM (SELECT * FROM flexibility_transactions o WHERE o.resource_id = t.resource_id AND o."end" > t.start OFFSET 0) o
     WHERE o.id < t.id AND o.start < t."end"), '[]') AS earlier
 FROM flexibility_transactions t JOIN grid_resources r ON r.id = t.resource_id`;
@@ -127,8 +129,17 @@ async function loadCluster(deps: ValidationDeps, plans: readonly Plan[]): Promis
   return out;
 }
 
-/** Computes the figures of each row; rows whose data cannot be computed at all are left out. */
-export async function measureFlexibility(deps: ValidationDeps, rows: readonly FlexRow[]): Promise<Map<number, FlexibilityFigures>> {
+/** What a batch's validation found: each row's figures (rows whose data could not be read at
+ * all are left out) and the instant of the readings they were computed from. */
+export interface Measured {
+  figures: Map<number, FlexibilityFigures>;
+  /** UTC ms: the readings as they were at this instant (taken before the first read). */
+  readingsAsOf: number;
+}
+
+/** Computes the figures of each row from the readings as of now. */
+export async function measureFlexibility(deps: ValidationDeps, rows: readonly FlexRow[]): Promise<Measured> {
+  const readingsAsOf = Date.now();
   const ids = new Set<number>();
   for (const row of rows) {
     if (row.actualRegisterId !== null) ids.add(row.actualRegisterId);
@@ -168,7 +179,7 @@ export async function measureFlexibility(deps: ValidationDeps, rows: readonly Fl
     for (const plan of cluster) results.set(plan.row.id, withInputs(measure(plan, data), plan, data, spans));
     from = to;
   }
-  return results;
+  return { figures: results, readingsAsOf };
 }
 
 type Spans = Map<number, { updatedMs: number; start: number; end: number }[]>;

@@ -16,12 +16,18 @@
 //     (corrections are picked up within that time).
 // Availability: Pending past end + delay, or any state within the window once one of its
 // flexibility transactions was (re)validated after it; never while one of those is Pending.
+//
+// Each run is kept as a version (validationVersions.ts) with its cause: due (the two kinds of due
+// above), correction, administrator (validateNow). Final settlement lines (accepted, or resolved
+// after a dispute: agreement.ts) are never re-validated.
 import { DeliveryValidationStatus } from '../codes.ts';
 import { notFound } from '../http/errors.ts';
 import { withTransaction, type PoolClient, type Queryable } from '../store/database.ts';
+import { AgreementState, notFinal } from './agreement.ts';
 import { findCorrected } from './corrections.ts';
 import { availabilityFigures, type Call, type FlexibilityFigures } from './deliveryValidation.ts';
-import { FLEX_ROW_SELECT, measureFlexibility, type FlexRow, type ValidationDeps } from './validationData.ts';
+import { FLEX_ROW_SELECT, measureFlexibility, type FlexRow, type Measured, type ValidationDeps } from './validationData.ts';
+import { recordValidations, ValidationCause } from './validationVersions.ts';
 
 export interface ValidationTiming {
   delayMs: number;
@@ -45,8 +51,8 @@ const RETRIED = [DeliveryValidationStatus.MissingActualData, DeliveryValidationS
  * the delay or the window (ms), and which of the two it takes. The third kind, transactions
  * whose readings were corrected, is found by corrections.ts. */
 const FLEX_DUE: { where: string; ms: 'delayMs' | 'windowMs' }[] = [
-  { ms: 'delayMs', where: `t.delivery_validation_status = ${DeliveryValidationStatus.Pending} AND t."end" <= now() - ${MS('$1')} AND ${NOT_BEFORE('t')}` },
-  { ms: 'windowMs', where: `t.delivery_validation_status IN (${RETRIED}) AND t."end" > now() - ${MS('$1')} AND ${NOT_BEFORE('t')}` },
+  { ms: 'delayMs', where: `t.delivery_validation_status = ${DeliveryValidationStatus.Pending} AND t."end" <= now() - ${MS('$1')} AND ${NOT_BEFORE('t')} AND ${notFinal('t')}` },
+  { ms: 'windowMs', where: `t.delivery_validation_status IN (${RETRIED}) AND t."end" > now() - ${MS('$1')} AND ${NOT_BEFORE('t')} AND ${notFinal('t')}` },
 ];
 
 /** Flexibility transactions due for validation now, of both kinds (the backlog metric). */
@@ -61,7 +67,7 @@ export async function validationBacklog(db: Queryable, timing: Pick<ValidationTi
 
 /** Claims corrected transactions found by the scan, unless re-validated since ($2: attempts seen). */
 const CLAIM_CORRECTED = `${FLEX_ROW_SELECT} JOIN unnest($1::int[], $2::int[]) AS c(id, attempts) ON c.id = t.id AND c.attempts = t.validation_attempts
-  WHERE t.delivery_validation_status = ${DeliveryValidationStatus.Validated} ORDER BY t."end", t.id LIMIT $3 FOR UPDATE OF t SKIP LOCKED`;
+  WHERE t.delivery_validation_status = ${DeliveryValidationStatus.Validated} AND ${notFinal('t')} ORDER BY t."end", t.id LIMIT $3 FOR UPDATE OF t SKIP LOCKED`;
 
 async function claimFlexibility(tx: PoolClient, timing: ValidationTiming): Promise<FlexRow[]> {
   const rows: FlexRow[] = [];
@@ -74,17 +80,21 @@ async function claimFlexibility(tx: PoolClient, timing: ValidationTiming): Promi
   return rows;
 }
 
-async function saveFlexibility(tx: PoolClient, rows: readonly FlexRow[], figures: Map<number, FlexibilityFigures>, retryMs: number): Promise<void> {
+async function saveFlexibility(tx: PoolClient, rows: readonly FlexRow[], measured: Measured, retryMs: number, cause: ValidationCause): Promise<void> {
+  const { figures } = measured;
   const done = rows.filter((r) => figures.has(r.id));
   const col = <K extends keyof FlexibilityFigures>(key: K) => done.map((r) => figures.get(r.id)![key]);
+  // validated_at is the writer's settlement instant (migration 003): the instant of the settlement
+  // line version and of the validation version this run records. (SELECT …): computed once per
+  // statement, not once per row.
   await tx.query(
     `UPDATE flexibility_transactions t SET delivery_validation_status = u.status,
-       validated_at = CASE WHEN u.status = ${DeliveryValidationStatus.Validated} THEN now() END,
+       validated_at = CASE WHEN u.status = ${DeliveryValidationStatus.Validated} THEN (SELECT settlement_instant()) END,
        reference_reading_value = u.ref::numeric, validation_reading_value = u.act::numeric, reference_adjustment_quantity = u.adj::numeric,
        delivered_quantity = u.del::numeric, delivery_percentage = u.dp::numeric, remuneration_percentage = u.rp::numeric,
-       readings_updated_at = to_timestamp(u.ru / 1000.0), validation_inputs = u.inputs::json, validation_attempted_at = now(), validation_attempts = t.validation_attempts + 1,
-       next_validation_at = CASE WHEN u.status IN (${RETRIED}) THEN now() + ${MS('$10')} END
-     FROM unnest($1::int[], $2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::float8[], $11::text[]) AS u(id, status, ref, act, adj, del, dp, rp, ru, inputs)
+       readings_updated_at = to_timestamp(u.ru / 1000.0), readings_as_of = to_timestamp($11::float8 / 1000), validation_inputs = u.inputs::json, validation_attempted_at = now(),
+       validation_attempts = t.validation_attempts + 1, next_validation_at = CASE WHEN u.status IN (${RETRIED}) THEN now() + ${MS('$10')} END
+     FROM unnest($1::int[], $2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::float8[], $12::text[]) AS u(id, status, ref, act, adj, del, dp, rp, ru, inputs)
      WHERE t.id = u.id`,
     [
       done.map((r) => r.id),
@@ -97,8 +107,20 @@ async function saveFlexibility(tx: PoolClient, rows: readonly FlexRow[], figures
       col('remunerationPercentage'),
       col('readingsUpdatedAt'),
       retryMs,
-      done.map((r) => { const inputs = figures.get(r.id)!.inputs; return inputs ? JSON.stringify(inputs) : null; }),
+      measured.readingsAsOf,
+      done.map((r) => {
+        const inputs = figures.get(r.id)!.inputs;
+        return inputs ? JSON.stringify(inputs) : null;
+      }),
     ],
+  );
+  await recordValidations(
+    tx,
+    1,
+    done.map((r) => {
+      const f = figures.get(r.id)!;
+      return { id: r.id, cause, message: f.reason ?? null, readingsAsOf: measured.readingsAsOf, ...f };
+    }),
   );
   // Rows whose data could not be read at all keep their state and are tried again later.
   const failed = rows.filter((r) => !figures.has(r.id)).map((r) => r.id);
@@ -107,31 +129,42 @@ async function saveFlexibility(tx: PoolClient, rows: readonly FlexRow[], figures
   }
 }
 
-async function validateFlexibilityRows(deps: ValidationDeps, tx: PoolClient, rows: FlexRow[], retryMs: number): Promise<void> {
+async function validateFlexibilityRows(deps: ValidationDeps, tx: PoolClient, rows: FlexRow[], retryMs: number, cause: ValidationCause): Promise<void> {
   if (rows.length === 0) return;
-  const figures = await measureFlexibility(deps, rows);
-  await saveFlexibility(tx, rows, figures, retryMs);
+  const measured = await measureFlexibility(deps, rows);
+  await saveFlexibility(tx, rows, measured, retryMs, cause);
 }
 
-/** Computes and stores the figures of locked availability transactions. */
-async function validateAvailabilityRows(tx: PoolClient, ids: readonly number[], retryMs: number): Promise<void> {
-  if (ids.length === 0) return;
+/** Computes and stores the figures of locked availability transactions (their calls are read
+ * FOR SHARE); also used when a call's settlement becomes final without a validation
+ * (settlementResponses.ts). */
+export async function validateAvailabilityRows(tx: PoolClient, claimed: readonly { id: number; cause: ValidationCause }[], retryMs: number): Promise<void> {
+  if (claimed.length === 0) return;
+  const ids = claimed.map((c) => c.id);
   // FOR SHARE: a concurrent re-validation of a call commits before we read it (or waits for us).
-  const { rows } = await tx.query<Call & { aid: number }>(
-    `SELECT f.availability_transaction_id AS aid, f.quantity::text AS quantity, f.delivered_quantity::text AS "deliveredQuantity", f.delivery_validation_status AS status
+  // A call whose settlement line is final without a validation (accepted or resolved while its
+  // data was missing) will never be measured: it counts as delivering nothing.
+  const settledUnmeasured = `NOT ${notFinal('f')} AND f.delivery_validation_status <> ${DeliveryValidationStatus.Validated}`;
+  const { rows } = await tx.query<Call & { aid: number; readingsAsOf: number | null }>(
+    `SELECT f.availability_transaction_id AS aid, f.quantity::text AS quantity,
+       CASE WHEN ${settledUnmeasured} THEN '0' ELSE f.delivered_quantity::text END AS "deliveredQuantity",
+       CASE WHEN ${settledUnmeasured} THEN ${DeliveryValidationStatus.Validated} ELSE f.delivery_validation_status END AS status,
+       (extract(epoch FROM f.readings_as_of) * 1000)::float8 AS "readingsAsOf"
      FROM flexibility_transactions f WHERE f.availability_transaction_id = ANY($1::int[]) ORDER BY f.id FOR SHARE`,
     [ids],
   );
-  const calls = new Map<number, Call[]>(ids.map((id) => [id, []]));
+  const calls = new Map<number, (Call & { readingsAsOf: number | null })[]>(ids.map((id) => [id, []]));
   for (const row of rows) calls.get(row.aid)!.push(row);
   const figures = ids.map((id) => availabilityFigures(calls.get(id)!));
+  // The readings behind an availability transaction are its calls': the latest of their instants.
+  const readingsAsOf = ids.map((id) => calls.get(id)!.reduce<number | null>((latest, c) => (c.readingsAsOf !== null && (latest === null || c.readingsAsOf > latest) ? c.readingsAsOf : latest), null));
   await tx.query(
     `UPDATE availability_transactions a SET delivery_validation_status = u.status,
-       validated_at = CASE WHEN u.status = ${DeliveryValidationStatus.Validated} THEN now() END,
+       validated_at = CASE WHEN u.status = ${DeliveryValidationStatus.Validated} THEN (SELECT settlement_instant()) END,
        expected_delivered_quantity = u.exp::numeric, delivered_quantity = u.del::numeric, delivery_percentage = u.dp::numeric, remuneration_percentage = u.rp::numeric,
-       validation_attempted_at = now(), validation_attempts = a.validation_attempts + 1,
-       next_validation_at = CASE WHEN u.status IN (${RETRIED}) THEN now() + ${MS('$7')} END
-     FROM unnest($1::int[], $2::int[], $3::text[], $4::text[], $5::text[], $6::text[]) AS u(id, status, exp, del, dp, rp)
+       readings_as_of = to_timestamp(u.ras / 1000), validation_attempted_at = now(), validation_attempts = a.validation_attempts + 1,
+       next_validation_at = CASE WHEN u.status IN (${RETRIED}) THEN now() + ${MS('$8')} END
+     FROM unnest($1::int[], $2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::float8[]) AS u(id, status, exp, del, dp, rp, ras)
      WHERE a.id = u.id`,
     [
       ids,
@@ -140,21 +173,27 @@ async function validateAvailabilityRows(tx: PoolClient, ids: readonly number[], 
       figures.map((f) => f.deliveredQuantity),
       figures.map((f) => f.deliveryPercentage),
       figures.map((f) => f.remunerationPercentage),
+      readingsAsOf,
       retryMs,
     ],
+  );
+  await recordValidations(
+    tx,
+    2,
+    claimed.map((c, i) => ({ id: c.id, cause: c.cause, message: null, readingsAsOf: readingsAsOf[i] ?? null, readingsUpdatedAt: null, ...figures[i]! })),
   );
 }
 
 const AVAILABILITY_DUE = `((a.delivery_validation_status = ${DeliveryValidationStatus.Pending} AND a."end" <= now() - ${MS('$1')} AND ${NOT_BEFORE('a')})
     OR (a.delivery_validation_status <> ${DeliveryValidationStatus.Pending} AND a."end" > now() - ${MS('$2')}
       AND EXISTS (SELECT 1 FROM flexibility_transactions f WHERE f.availability_transaction_id = a.id AND f.validation_attempted_at > coalesce(a.validation_attempted_at, '-infinity'))))
-  AND NOT EXISTS (SELECT 1 FROM flexibility_transactions f WHERE f.availability_transaction_id = a.id AND f.delivery_validation_status = ${DeliveryValidationStatus.Pending})`;
+  AND ${notFinal('a')} AND NOT EXISTS (SELECT 1 FROM flexibility_transactions f WHERE f.availability_transaction_id = a.id AND f.delivery_validation_status = ${DeliveryValidationStatus.Pending})`;
 
 /** One step of the job: a batch of each kind. Returns how many transactions were handled. */
 export async function validateDueTransactions(deps: ValidationDeps, timing: ValidationTiming, state: ValidationState = { lastCorrectionScan: 0 }): Promise<number> {
   let flexibility = await withTransaction(deps.pool, async (tx) => {
     const rows = await claimFlexibility(tx, timing);
-    await validateFlexibilityRows(deps, tx, rows, timing.retryMs);
+    await validateFlexibilityRows(deps, tx, rows, timing.retryMs, ValidationCause.Due);
     return rows.length;
   });
   // Corrections, with the room left. The scan walks every validated transaction of the window, so
@@ -166,7 +205,7 @@ export async function validateDueTransactions(deps: ValidationDeps, timing: Vali
     if (corrected.ids.length > 0) {
       flexibility += await withTransaction(deps.pool, async (tx) => {
         const { rows } = await tx.query<FlexRow>(CLAIM_CORRECTED, [corrected.ids, corrected.attempts, room]);
-        await validateFlexibilityRows(deps, tx, rows, timing.retryMs);
+        await validateFlexibilityRows(deps, tx, rows, timing.retryMs, ValidationCause.Correction);
         return rows.length;
       });
     }
@@ -174,11 +213,13 @@ export async function validateDueTransactions(deps: ValidationDeps, timing: Vali
     if (corrected.exhausted) state.lastCorrectionScan = Date.now();
   }
   const availability = await withTransaction(deps.pool, async (tx) => {
-    const { rows } = await tx.query<{ id: number }>(
-      `SELECT a.id FROM availability_transactions a WHERE ${AVAILABILITY_DUE} ORDER BY a."end", a.id LIMIT $3 FOR UPDATE OF a SKIP LOCKED`,
+    const { rows } = await tx.query<{ id: number; status: number }>(
+      `SELECT a.id, a.delivery_validation_status AS status FROM availability_transactions a WHERE ${AVAILABILITY_DUE} ORDER BY a."end", a.id LIMIT $3 FOR UPDATE OF a SKIP LOCKED`,
       [timing.delayMs, timing.windowMs, timing.batchSize],
     );
-    await validateAvailabilityRows(tx, rows.map((r) => r.id), timing.retryMs);
+    // Validated before: one of its calls was re-validated after a correction.
+    const claimed = rows.map((r) => ({ id: r.id, cause: r.status === DeliveryValidationStatus.Validated ? ValidationCause.Correction : ValidationCause.Due }));
+    await validateAvailabilityRows(tx, claimed, timing.retryMs);
     return rows.length;
   });
   return flexibility + availability;
@@ -189,11 +230,15 @@ export async function validateDueTransactions(deps: ValidationDeps, timing: Vali
  * (plus the delay) has passed — an administrator's call, e.g. after fixing meter data. The
  * flexibility transactions that activated a given availability transaction are validated
  * first. Locks availability rows before flexibility rows (the job's order), waiting for a
- * running job step rather than skipping. Unknown ids: 404, nothing validated.
+ * running job step rather than skipping. Unknown ids: 404, nothing validated. Final settlement
+ * lines are left as they are (returned among the ids, not re-validated).
  */
 export async function validateNow(deps: ValidationDeps, request: { flexibilityTransactionIds: number[]; availabilityTransactionIds: number[] }, retryMs: number): Promise<{ flexibility: number[]; availability: number[] }> {
   return withTransaction(deps.pool, async (tx) => {
-    const { rows: availability } = await tx.query<{ id: number }>('SELECT id FROM availability_transactions WHERE id = ANY($1::int[]) ORDER BY id FOR UPDATE', [request.availabilityTransactionIds]);
+    const { rows: availability } = await tx.query<{ id: number; agreementState: AgreementState }>(
+      'SELECT id, agreement_state AS "agreementState" FROM availability_transactions WHERE id = ANY($1::int[]) ORDER BY id FOR UPDATE',
+      [request.availabilityTransactionIds],
+    );
     const { rows: calls } = await tx.query<{ id: number }>('SELECT id FROM flexibility_transactions WHERE availability_transaction_id = ANY($1::int[])', [availability.map((a) => a.id)]);
     const flexIds = [...new Set([...request.flexibilityTransactionIds, ...calls.map((c) => c.id)])];
     const { rows } = await tx.query<FlexRow>(`${FLEX_ROW_SELECT} WHERE t.id = ANY($1::int[]) ORDER BY t.id FOR UPDATE OF t`, [flexIds]);
@@ -204,8 +249,9 @@ export async function validateNow(deps: ValidationDeps, request: { flexibilityTr
       ...request.availabilityTransactionIds.filter((id) => !foundAvailability.has(id)).map((id) => `availability transaction ${id}`),
     ];
     if (missing.length > 0) throw notFound(missing.slice(0, 10).join(', '));
-    await validateFlexibilityRows(deps, tx, rows, retryMs);
-    await validateAvailabilityRows(tx, availability.map((a) => a.id), retryMs);
+    const open = (r: { agreementState: AgreementState }) => r.agreementState !== AgreementState.Accepted && r.agreementState !== AgreementState.Resolved;
+    await validateFlexibilityRows(deps, tx, rows.filter(open), retryMs, ValidationCause.Administrator);
+    await validateAvailabilityRows(tx, availability.filter(open).map((a) => ({ id: a.id, cause: ValidationCause.Administrator })), retryMs);
     return { flexibility: rows.map((r) => r.id), availability: availability.map((a) => a.id) };
   });
 }

@@ -15,6 +15,8 @@ const DAY = 86_400_000;
 const quarterAfter = (ms: number) => Math.ceil((Date.now() + ms) / Q) * Q;
 const iso = (ms: number) => new Date(ms).toISOString();
 const cents = (x: number) => Math.round(x * 100);
+/** A settlement line nobody has answered yet (docs/products.md, "Settlement agreed"). */
+const UNANSWERED = { agreementState: 'unanswered', agreedRemuneration: null, disputeId: null };
 
 type Line = { totalRemuneration: number; flexibilityTransactionId?: number; availabilityTransactionId?: number };
 type Summary = { totalRemunerationSum: number; transactions: Line[] };
@@ -145,7 +147,7 @@ describe('the market, end to end', () => {
     const buyer = await settlement(operator);
     const seller = await settlement(cheap);
     const loser = await settlement(dear);
-    expect(loser).toEqual({ organizationId: dear.organizationId, counterParts: [], remunerationPerResource: [] });
+    expect(loser).toEqual({ organizationId: dear.organizationId, asOf: expect.any(String), counterParts: [], remunerationPerResource: [] });
     for (const spec of [buyer, seller]) {
       for (const cp of spec.counterParts) for (const name of SUMMARIES) expect(cents(cp[name].totalRemunerationSum), name).toBe(cp[name].transactions.reduce((s, l) => s + cents(l.totalRemuneration), 0));
     }
@@ -156,14 +158,16 @@ describe('the market, end to end', () => {
     // 12 kWh × 2.50 × 91.67 % = 27.501 → 27.50; 20 kW × 4.50 × 91.67 % = 82.503 → 82.50.
     expect(fromSeller!.flexibilityBoughtSummary).toEqual({
       totalRemunerationSum: 27.5,
-      transactions: [{ flexibilityTransactionId: flex.id, resourceId: cheapResource.id, deliveryPercentage: 91.67, remunerationPercentage: 91.67, unitPrice: 2.5, totalRemuneration: 27.5, totalQuantity: 12, productType: 1, deliveryValidationStatus: 2 }],
+      agreedRemunerationSum: 0,
+      transactions: [{ flexibilityTransactionId: flex.id, resourceId: cheapResource.id, deliveryPercentage: 91.67, remunerationPercentage: 91.67, unitPrice: 2.5, totalRemuneration: 27.5, totalQuantity: 12, productType: 1, deliveryValidationStatus: 2, ...UNANSWERED }],
     });
     expect(fromSeller!.availabilityBoughtSummary).toEqual({
       totalRemunerationSum: 82.5,
-      transactions: [{ availabilityTransactionId: availability.id, resourceId: cheapResource.id, substationId, deliveryPercentage: 91.67, remunerationPercentage: 91.67, availabilityPrice: 4.5, totalRemuneration: 82.5, totalQuantity: 20, productType: 3, deliveryValidationStatus: 2 }],
+      agreedRemunerationSum: 0,
+      transactions: [{ availabilityTransactionId: availability.id, resourceId: cheapResource.id, substationId, deliveryPercentage: 91.67, remunerationPercentage: 91.67, availabilityPrice: 4.5, totalRemuneration: 82.5, totalQuantity: 20, productType: 3, deliveryValidationStatus: 2, ...UNANSWERED }],
     });
-    expect(fromSeller!.flexibilitySoldSummary).toEqual({ totalRemunerationSum: 0, transactions: [] });
-    expect(fromSeller!.availabilitySoldSummary).toEqual({ totalRemunerationSum: 0, transactions: [] });
+    expect(fromSeller!.flexibilitySoldSummary).toEqual({ totalRemunerationSum: 0, agreedRemunerationSum: 0, transactions: [] });
+    expect(fromSeller!.availabilitySoldSummary).toEqual({ totalRemunerationSum: 0, agreedRemunerationSum: 0, transactions: [] });
     // The seller sees the same lines as sold; each transaction once on each side.
     expect(toBuyer!.flexibilitySoldSummary).toEqual(fromSeller!.flexibilityBoughtSummary);
     expect(toBuyer!.availabilitySoldSummary).toEqual(fromSeller!.availabilityBoughtSummary);

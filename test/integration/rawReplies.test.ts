@@ -16,6 +16,7 @@ const RAW_JSON_ROUTES = [
   'GET /api/readings',
   'GET /api/readings/average/hourly',
   'GET /api/product/settlement/specification',
+  'GET /api/product/settlement/changes',
   ...['programs', 'events', 'reports', 'subscriptions', 'vens'].flatMap((kind) => [`GET ${VTN}/${kind}`, `POST ${VTN}/${kind}`, `GET ${VTN}/${kind}/:id`, `PUT ${VTN}/${kind}/:id`, `DELETE ${VTN}/${kind}/:id`]),
   ...['GET', 'POST'].map((m) => `${m} ${VTN}/vens/:venID/resources`),
   ...['GET', 'PUT', 'DELETE'].map((m) => `${m} ${VTN}/vens/:venID/resources/:id`),
@@ -68,6 +69,9 @@ describe.each(BACKENDS)('raw replies match their response schemas (%s)', (_backe
     for (const who of [provider, market.operator]) {
       const spec = await expectStatus(t.api.get(`/api/product/settlement/specification?organizationId=${who.organizationId}&start=2024-03-01T00:00:00Z&end=2024-04-01T00:00:00Z`, who.token), 200);
       expect(spec.counterParts).toHaveLength(1);
+      const since = new Date(Date.parse(spec.asOf) - 60_000).toISOString();
+      const changes = await expectStatus(t.api.get(`/api/product/settlement/changes?organizationId=${who.organizationId}&start=2024-03-01T00:00:00Z&end=2024-04-01T00:00:00Z&since=${since}`, who.token), 200);
+      expect(changes.changes).toHaveLength(1);
     }
   });
 

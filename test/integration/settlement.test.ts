@@ -56,7 +56,8 @@ afterAll(async () => {
 
 const spec = (organizationId: number, token: string, start = START, end = END) => t.api.get(`/api/product/settlement/specification?organizationId=${organizationId}&start=${start}&end=${end}`, token);
 const cents = (x: number) => Math.round(x * 100);
-const EMPTY = { totalRemunerationSum: 0, transactions: [] };
+const EMPTY = { totalRemunerationSum: 0, agreedRemunerationSum: 0, transactions: [] };
+const UNANSWERED = { agreementState: 'unanswered', agreedRemuneration: null, disputeId: null };
 
 const SUMMARIES = ['flexibilitySoldSummary', 'flexibilityBoughtSummary', 'availabilitySoldSummary', 'availabilityBoughtSummary'] as const;
 type Summary = { totalRemunerationSum: number; transactions: { totalRemuneration: number; flexibilityTransactionId?: number; availabilityTransactionId?: number }[] };
@@ -99,7 +100,7 @@ describe('settlement specification', () => {
     const res = await spec(market.operator.organizationId, market.operator.token);
     expect(res.status).toBe(200);
     const s = res.body as Spec;
-    expect(Object.keys(s)).toEqual(['organizationId', 'counterParts', 'remunerationPerResource']);
+    expect(Object.keys(s)).toEqual(['organizationId', 'asOf', 'counterParts', 'remunerationPerResource']);
     expect(s.organizationId).toBe(market.operator.organizationId);
     expect(s.counterParts.map((c) => c.organizationId)).toEqual([p1.organizationId, p2.organizationId]);
     const [fromP1, fromP2] = s.counterParts as [Spec['counterParts'][0], Spec['counterParts'][0]];
@@ -108,17 +109,19 @@ describe('settlement specification', () => {
     expect(fromP1.availabilityBoughtSummary).toEqual(EMPTY);
     expect(fromP1.flexibilityBoughtSummary).toEqual({
       totalRemunerationSum: 4.19,
+      agreedRemunerationSum: 0,
       transactions: [
-        { flexibilityTransactionId: ids.f1, resourceId: r1, deliveryPercentage: 87.5, remunerationPercentage: 87.5, unitPrice: 1.005, totalRemuneration: 2.93, totalQuantity: 3.333, productType: 1, deliveryValidationStatus: 2 },
-        { flexibilityTransactionId: ids.f2, resourceId: r1, deliveryPercentage: 120, remunerationPercentage: 100, unitPrice: 0.125, totalRemuneration: 1.25, totalQuantity: 10, productType: 1, deliveryValidationStatus: 2 },
-        { flexibilityTransactionId: ids.f3, resourceId: r1, deliveryPercentage: 100, remunerationPercentage: 100, unitPrice: 0.005, totalRemuneration: 0.01, totalQuantity: 1, productType: 1, deliveryValidationStatus: 2 },
+        { flexibilityTransactionId: ids.f1, resourceId: r1, deliveryPercentage: 87.5, remunerationPercentage: 87.5, unitPrice: 1.005, totalRemuneration: 2.93, totalQuantity: 3.333, productType: 1, deliveryValidationStatus: 2, ...UNANSWERED },
+        { flexibilityTransactionId: ids.f2, resourceId: r1, deliveryPercentage: 120, remunerationPercentage: 100, unitPrice: 0.125, totalRemuneration: 1.25, totalQuantity: 10, productType: 1, deliveryValidationStatus: 2, ...UNANSWERED },
+        { flexibilityTransactionId: ids.f3, resourceId: r1, deliveryPercentage: 100, remunerationPercentage: 100, unitPrice: 0.005, totalRemuneration: 0.01, totalQuantity: 1, productType: 1, deliveryValidationStatus: 2, ...UNANSWERED },
       ],
     });
     expect(fromP2.availabilityBoughtSummary).toEqual({
       totalRemunerationSum: 82.5,
+      agreedRemunerationSum: 0,
       transactions: [
-        { availabilityTransactionId: ids.a1, resourceId: r2, substationId: null, deliveryPercentage: 91.67, remunerationPercentage: 91.67, availabilityPrice: 4.5, totalRemuneration: 82.5, totalQuantity: 20, productType: 3, deliveryValidationStatus: 2 },
-        { availabilityTransactionId: ids.a2, resourceId: r2, substationId: null, deliveryPercentage: null, remunerationPercentage: null, availabilityPrice: 3, totalRemuneration: 0, totalQuantity: 7, productType: 3, deliveryValidationStatus: 1 },
+        { availabilityTransactionId: ids.a1, resourceId: r2, substationId: null, deliveryPercentage: 91.67, remunerationPercentage: 91.67, availabilityPrice: 4.5, totalRemuneration: 82.5, totalQuantity: 20, productType: 3, deliveryValidationStatus: 2, ...UNANSWERED },
+        { availabilityTransactionId: ids.a2, resourceId: r2, substationId: null, deliveryPercentage: null, remunerationPercentage: null, availabilityPrice: 3, totalRemuneration: 0, totalQuantity: 7, productType: 3, deliveryValidationStatus: 1, ...UNANSWERED },
       ],
     });
     expect(fromP2.flexibilityBoughtSummary.transactions.map((l) => [l.flexibilityTransactionId, l.totalRemuneration])).toEqual([[ids.f4, 0]]);
@@ -153,7 +156,7 @@ describe('settlement specification', () => {
   it('keeps organizations apart and needs Order.Organization.Read, the Settlements feature and all parameters', async () => {
     const outsider = await createOrgClient(t.api, t.adminToken, { features: MARKET_FEATURES, permissions: MARKET_PERMISSIONS });
     const empty = await spec(outsider.organizationId, outsider.token);
-    expect(empty.body).toEqual({ organizationId: outsider.organizationId, counterParts: [], remunerationPerResource: [] });
+    expect(empty.body).toEqual({ organizationId: outsider.organizationId, asOf: expect.any(String), counterParts: [], remunerationPerResource: [] });
     expect((await spec(market.operator.organizationId, p1.token)).status).toBe(403);
     const noFeature = await createOrgClient(t.api, t.adminToken, { features: ['Grid'], permissions: MARKET_PERMISSIONS });
     expect((await spec(noFeature.organizationId, noFeature.token)).status).toBe(403);
