@@ -145,7 +145,34 @@ describe('the flexibility loop, end to end', () => {
     expect(bought.counterParts.find((c: any) => c.organizationId === provider.organizationId).flexibilityBoughtSummary.totalRemunerationSum).toBe(10);
   });
 
-  // Pending: the platform does not take settlement responses and disputes yet
-  // (POST /api/product/settlement/responses, dispute resolution); this step needs them.
-  it.todo('the provider disputes the line, the operator resolves the dispute, and the specification shows the resolved figures');
+  it('the provider disputes the line, the operator resolves the dispute, and the specification shows the resolved figures', async () => {
+    const period = `start=${new Date(start - 86_400_000).toISOString()}&end=${new Date(start + 86_400_000).toISOString()}`;
+    const lineOf = async (org: OrgClient, counterpart: OrgClient, summary: string) => {
+      const spec = await expectStatus(t.api.get(`/api/product/settlement/specification?organizationId=${org.organizationId}&${period}`, org.token), 200);
+      const s = spec.counterParts.find((c: any) => c.organizationId === counterpart.organizationId)[summary];
+      return { summary: s, line: s.transactions.find((l: any) => l.flexibilityTransactionId === transaction.id) };
+    };
+    // The provider's own meter reading disagrees: it disputes the line.
+    const { response, dispute } = await expectStatus(
+      t.api.post('/api/product/settlement/responses', { organizationId: provider.organizationId, flexibilityTransactionId: transaction.id, response: 'disputed', reason: 'Our VEN logged 21 kWh delivered' }, provider.token),
+      201,
+    );
+    expect(response).toMatchObject({ response: 'disputed', lineRemuneration: 10, disputeId: expect.any(Number) });
+    expect(dispute).toMatchObject({ id: response.disputeId, state: 'open', disputedRemuneration: 10 });
+    expect((await lineOf(operator, provider, 'flexibilityBoughtSummary')).line).toMatchObject({ agreementState: 'disputed', agreedRemuneration: null, disputeId: response.disputeId });
+    // The operator settles on 10.50 and resolves the dispute.
+    const resolved = await expectStatus(
+      t.api.post(`/api/product/settlement/disputes/${response.disputeId}/resolution`, { organizationId: operator.organizationId, totalRemuneration: 10.5, reason: 'Agreed on 21 kWh' }, operator.token),
+      200,
+    );
+    expect(resolved).toMatchObject({ state: 'resolved', settledRemuneration: 10.5 });
+    for (const [org, counterpart, summary] of [
+      [provider, operator, 'flexibilitySoldSummary'],
+      [operator, provider, 'flexibilityBoughtSummary'],
+    ] as const) {
+      const { summary: s, line } = await lineOf(org, counterpart, summary);
+      expect(line).toMatchObject({ totalRemuneration: 10, agreementState: 'resolved', agreedRemuneration: 10.5, disputeId: response.disputeId });
+      expect(s.agreedRemunerationSum).toBe(10.5);
+    }
+  });
 });
