@@ -131,6 +131,10 @@ describe('npm run demo on an empty DATA_DIR', () => {
       expect(t.validationInputs.actual.source).toBe('ven');
     }
     for (const id of world.loop.reports) expect((await get(`/api/openadr/v1/reports/${id}/processing`)).state).toBe('stored');
+    // Settled: the provider accepted its lines but one, disputed and resolved by the operator.
+    const spec = await get(`/api/product/settlement/specification?${period}`);
+    const lines = spec.counterParts.flatMap((c: any) => c.flexibilitySoldSummary.transactions).filter((l: any) => l.resourceId === battery.id);
+    expect(lines.map((l: any) => l.agreementState).sort()).toEqual([...Array(world.loop.accepted).fill('accepted'), 'resolved']);
   });
 
   it('seeds with code that imports nothing of the server but its code tables', () => {
@@ -208,6 +212,8 @@ describe.skipIf(NO_CHROMIUM !== undefined)('the demo in Chromium', { timeout: 90
     const link = page.getByTestId('dispatch-event').first();
     await link.waitFor({ timeout: 30_000 });
     expect(await page.locator('[data-testid=transactions] [data-dispatch=sent]').count()).toBe(world.loop.transactions);
+    await page.locator('[data-testid=transactions] [data-agreement=resolved]').first().waitFor({ timeout: 30_000 });
+    expect(await page.locator('[data-testid=transactions] [data-agreement=accepted]').count()).toBe(world.loop.accepted);
     await link.click();
     await page.getByTestId('event-detail').waitFor({ timeout: 30_000 });
     expect(await page.getByTestId('event-detail').textContent()).toMatch(/DISPATCH_SETPOINT_RELATIVE/);

@@ -1,8 +1,8 @@
-// The market of an organization over a period: its flexibility orders, its flexibility and
+// The market of an organization over a period: its flexibility orders; its flexibility and
 // availability transactions with their delivery-validation status, their dispatch to the
-// resource's VEN (linking to the event in the demand-response view) and their delivery against
-// the baseline, settlement figures per month (or per day for periods up to a month), and the
-// transactions affecting a substation.
+// resource's VEN (linking to the event in the demand-response view), their delivery against the
+// baseline and their settlement line's agreement; settlement figures per month (or per day for
+// periods up to a month); and the transactions affecting a substation.
 import { useState } from 'preact/hooks';
 import { call } from '../api/client.ts';
 import type { Session } from '../api/session.ts';
@@ -51,10 +51,20 @@ interface Transaction {
   /** Flexibility: how the transaction reached the resource's VEN (docs/flexibility-loop.md). */
   dispatch?: { eventID: string | null; state: 'pending' | 'sent' | 'none'; reason: string | null } | null;
 }
+interface Line {
+  flexibilityTransactionId?: number;
+  availabilityTransactionId?: number;
+  totalRemuneration: number;
+  /** unanswered, accepted, disputed or resolved (docs/products.md, "Settlement agreed"). */
+  agreementState?: string;
+  agreedRemuneration?: number | null;
+}
 interface Summary {
   totalRemunerationSum: number;
-  transactions: unknown[];
+  transactions: Line[];
 }
+/** Settlement lines by `flexibility:<id>` / `availability:<id>`. */
+type Lines = Map<string, Line>;
 interface Specification {
   counterParts: { organizationId: number; flexibilitySoldSummary: Summary; flexibilityBoughtSummary: Summary; availabilitySoldSummary: Summary; availabilityBoughtSummary: Summary }[];
 }
@@ -90,13 +100,31 @@ function settlementPeriods(start: number, end: number): { label: string; start: 
 
 async function settlement(org: number, start: number, end: number) {
   const rows = [];
+  const lines: Lines = new Map();
   for (const p of settlementPeriods(start, end)) {
     const spec = await call<Specification>('/api/product/settlement/specification', { query: { organizationId: org, start: new Date(p.start).toISOString(), end: new Date(p.end).toISOString() } });
     const sum = (k: 'flexibilitySoldSummary' | 'flexibilityBoughtSummary' | 'availabilitySoldSummary' | 'availabilityBoughtSummary') => spec.counterParts.reduce((s, c) => s + c[k].totalRemunerationSum, 0);
     const count = spec.counterParts.reduce((s, c) => s + c.flexibilitySoldSummary.transactions.length + c.flexibilityBoughtSummary.transactions.length + c.availabilitySoldSummary.transactions.length + c.availabilityBoughtSummary.transactions.length, 0);
+    for (const c of spec.counterParts) {
+      for (const k of ['flexibilitySoldSummary', 'flexibilityBoughtSummary', 'availabilitySoldSummary', 'availabilityBoughtSummary'] as const) {
+        for (const l of c[k].transactions) lines.set(l.flexibilityTransactionId !== undefined ? `flexibility:${l.flexibilityTransactionId}` : `availability:${l.availabilityTransactionId}`, l);
+      }
+    }
     rows.push({ ...p, flexSold: sum('flexibilitySoldSummary'), flexBought: sum('flexibilityBoughtSummary'), availSold: sum('availabilitySoldSummary'), availBought: sum('availabilityBoughtSummary'), count });
   }
-  return rows;
+  return { rows, lines };
+}
+
+/** A transaction's settlement line: its remuneration and whether the parties agreed on it. */
+function Agreement({ line }: { line: Line | undefined }) {
+  if (!line) return <span class="muted">—</span>;
+  const agreed = line.agreedRemuneration !== null && line.agreedRemuneration !== undefined && line.agreedRemuneration !== line.totalRemuneration;
+  return (
+    <span class={`agreement-${line.agreementState ?? 'unanswered'}`} data-agreement={line.agreementState ?? 'unanswered'}>
+      {money(line.totalRemuneration)} {line.agreementState ?? 'unanswered'}
+      {agreed ? <span class="muted small"> (agreed {money(line.agreedRemuneration!)})</span> : null}
+    </span>
+  );
 }
 
 /** The dispatch of a flexibility transaction: its state, and its event in the demand-response view. */
@@ -120,7 +148,7 @@ function Dispatch({ t, org }: { t: Transaction; org: number | undefined }) {
   );
 }
 
-function TransactionRows({ list, kind, org }: { list: Transaction[]; kind: 'flexibility' | 'availability'; org: number | undefined }) {
+function TransactionRows({ list, kind, org, lines }: { list: Transaction[]; kind: 'flexibility' | 'availability'; org: number | undefined; lines: Lines | undefined }) {
   return (
     <>
       {list.map((t) => (
@@ -145,6 +173,9 @@ function TransactionRows({ list, kind, org }: { list: Transaction[]; kind: 'flex
           </td>
           <td class="num">{num(t.deliveredQuantity)}</td>
           <td class="num">{t.deliveryPercentage === null ? '—' : `${num(t.deliveryPercentage)}%`}</td>
+          <td data-testid="settlement-line">
+            <Agreement line={lines?.get(`${kind}:${t.id}`)} />
+          </td>
         </tr>
       ))}
     </>
@@ -307,11 +338,12 @@ export function Market({ session, params }: { session: Session; params: URLSearc
               <th>measured (kWh)</th>
               <th>delivered</th>
               <th>delivered %</th>
+              <th>settlement line</th>
             </tr>
           </thead>
           <tbody>
-            <TransactionRows list={transactions.value[0].flexibilityTransactions} kind="flexibility" org={org} />
-            <TransactionRows list={transactions.value[1]} kind="availability" org={org} />
+            <TransactionRows list={transactions.value[0].flexibilityTransactions} kind="flexibility" org={org} lines={figures.value?.lines} />
+            <TransactionRows list={transactions.value[1]} kind="availability" org={org} lines={figures.value?.lines} />
           </tbody>
         </table>
       ) : null}
@@ -340,7 +372,7 @@ export function Market({ session, params }: { session: Session; params: URLSearc
             </tr>
           </thead>
           <tbody>
-            {figures.value.map((r) => (
+            {figures.value.rows.map((r) => (
               <tr data-period={r.label}>
                 <td>{r.label}</td>
                 <td class="num">{r.count}</td>

@@ -91,3 +91,24 @@ export async function reportLoopUsage(api: DemoApi, c: LoopContext, market: { st
   }
   return { transactions: mine.length, events: mine.map((t) => t.dispatch!.eventID!), reports };
 }
+
+/** The settle step of the loop: the provider accepts its battery's validated lines but the
+ * last, which it disputes; the grid operator resolves that dispute at a settled figure. */
+export async function settleLoop(api: DemoApi, c: LoopContext & { operatorId: number; operatorToken: string }, market: { start: number; end: number }): Promise<{ accepted: number; resolved: number }> {
+  const period = `organizationId=${c.polderId}&start=${iso(market.start)}&end=${iso(market.end)}`;
+  const list = await api.get<{ flexibilityTransactions: { id: number; resourceId: number; deliveryValidationStatus: number }[] }>(`/api/product/transaction/flexibility?${period}`, c.polderToken);
+  const lines = list.flexibilityTransactions.filter((t) => t.resourceId === c.resourceId && t.deliveryValidationStatus === 2);
+  const disputed = lines[lines.length - 1];
+  for (const t of lines.slice(0, -1)) {
+    await api.post('/api/product/settlement/responses', { organizationId: c.polderId, flexibilityTransactionId: t.id, response: 'accepted' }, c.polderToken);
+  }
+  if (!disputed) return { accepted: 0, resolved: 0 };
+  const { dispute } = await api.post<{ dispute: { id: number; disputedRemuneration: number } }>(
+    '/api/product/settlement/responses',
+    { organizationId: c.polderId, flexibilityTransactionId: disputed.id, response: 'disputed', reason: 'The battery’s own log shows more energy moved than the VEN reported' },
+    c.polderToken,
+  );
+  const settled = Math.round(dispute.disputedRemuneration * 1.05 * 100) / 100;
+  await api.post(`/api/product/settlement/disputes/${dispute.id}/resolution`, { organizationId: c.operatorId, totalRemuneration: settled, reason: 'Settled on 5 % more after comparing the logs' }, c.operatorToken, 200);
+  return { accepted: lines.length - 1, resolved: 1 };
+}

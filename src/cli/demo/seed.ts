@@ -7,7 +7,7 @@ import { CalculationType, DeliveryValidationStatus, MeterType } from '../../code
 import { DemoApi } from './api.ts';
 import { readingsBody } from './batch.ts';
 import { DAY } from './clock.ts';
-import { bindLoop, reportLoopUsage, withoutWindows } from './loop.ts';
+import { bindLoop, reportLoopUsage, settleLoop, withoutWindows } from './loop.ts';
 import { trade } from './market.ts';
 import { planFor } from './plan.ts';
 import { DemoData, type SeriesData } from './profiles.ts';
@@ -176,6 +176,8 @@ export async function seedDemo(options: SeedOptions): Promise<DemoWorld> {
     tokens.operator,
   );
   const settled = spec.counterParts.reduce((s, c) => s + c.flexibilityBoughtSummary.totalRemunerationSum + c.availabilityBoughtSummary.totalRemunerationSum, 0);
+  // The battery's lines answered: accepted, one disputed and resolved (loop.ts).
+  const agreement = await settleLoop(api, { ...loopContext, operatorId: organizations.operator.id, operatorToken: tokens.operator }, plan.market);
   say(`market: ${market.flexibility} flexibility and ${market.availability} availability transactions, ${all.filter((t) => t.deliveryValidationStatus === DeliveryValidationStatus.Validated).length} validated`);
 
   const firstPoolDelivery = plan.deliveries.find((d) => d.resource === 'pool')!;
@@ -193,7 +195,7 @@ export async function seedDemo(options: SeedOptions): Promise<DemoWorld> {
     marketZoneId: zone.id,
     market: { start: iso(plan.market.start), end: iso(plan.market.end), flexibilityTransactions: market.flexibility, availabilityTransactions: market.availability, validated: all.filter((t) => t.deliveryValidationStatus === DeliveryValidationStatus.Validated).length, settled: Math.round(settled * 100) / 100 },
     vtn,
-    loop,
+    loop: { ...loop, ...agreement },
     links: {
       readings: `/console#/readings?org=${polder}&r=${registers['PF-POOL-WEST/import']},${registers['PF-POOL-WEST/baseline']}&from=${isoDay(deliveryDay - 2 * DAY)}&to=${isoDay(deliveryDay)}&res=0`,
       coverage: `/console#/coverage?org=${polder}&r=${registers['PF-HOME-03/import']},${registers['PF-POOL-WEST/import']}&year=${outageYear}`,
