@@ -15,7 +15,8 @@ const ROUNDS = Number(process.env.ROUNDS ?? 10);
 const WEBHOOK_ROUNDS = Number(process.env.WEBHOOK_ROUNDS ?? 3);
 const V31 = '/api/openadr/3.1.0';
 
-const bench = await bootApp({ MQTT_PORT: '0', MQTT_BROKER_CONCURRENCY: process.env.MQTT_BROKER_CONCURRENCY ?? '100', VTN_WEBHOOK_ALLOW_PRIVATE: 'true', VTN_WEBHOOK_CONCURRENCY: '128', VTN_DISPATCH_POLL_MS: '100' });
+// All subscribers connect from 127.0.0.1: the per-address connection limit is raised for them.
+const bench = await bootApp({ MQTT_PORT: '0', MQTT_MAX_CONNECTIONS_PER_ADDRESS: String(VENS + 100), MQTT_BROKER_CONCURRENCY: process.env.MQTT_BROKER_CONCURRENCY ?? '100', VTN_WEBHOOK_ALLOW_PRIVATE: 'true', VTN_WEBHOOK_CONCURRENCY: '128', VTN_DISPATCH_POLL_MS: '100' });
 const base = bench.app.baseUrl;
 console.log(`load average at start: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
 

@@ -7,6 +7,7 @@ import { identityAdminRoutes } from './admin/identityRoutes.ts';
 import { credentialEventRoutes } from './admin/credentialEventRoutes.ts';
 import { Authenticator } from './auth/authenticator.ts';
 import { ensureBootstrapAdmin, type AdminTokenInfo } from './auth/bootstrap.ts';
+import { clientAccessMany } from './auth/clientStore.ts';
 import { meRoutes } from './auth/meRoutes.ts';
 import { organizationClientRoutes } from './auth/organizationClientRoutes.ts';
 import { tokenRoutes } from './auth/tokenRoutes.ts';
@@ -65,6 +66,8 @@ export interface App {
   port: number;
   /** Port of the embedded MQTT broker (0: none). */
   mqttPort: number;
+  /** TLS port of the embedded MQTT broker (0: none). */
+  mqttTlsPort: number;
   baseUrl: string;
   pool: Pool;
   log: Logger;
@@ -144,7 +147,12 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
 
     // The VTN's webhook dispatcher and read cache: started once the server listens, stopped
     // before the pool closes.
-    const vtn = createVtn(pool, log, config, { authenticate: authenticator.authenticate, recheck: (tokens) => authenticator.recheck(tokens), rateLimits });
+    const vtn = createVtn(pool, log, config, {
+      authenticate: authenticator.authenticate,
+      recheck: (tokens) => authenticator.recheck(tokens),
+      credentials: (ids) => clientAccessMany(pool, ids),
+      rateLimits,
+    });
     cleanups.unshift(() => vtn.stop());
 
     // The flexibility loop (docs/flexibility-loop.md): bindings, dispatch, VEN usage.
@@ -256,6 +264,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     return {
       port,
       mqttPort: vtn.mqttPort,
+      mqttTlsPort: vtn.mqttTlsPort,
       baseUrl: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
       pool,
       log,

@@ -79,6 +79,19 @@ export interface Config {
   /** The flexibility loop: how often other instances' dispatches and VEN usage reports are looked for. */
   dispatchIntervalMs: number;
   usageReportsIntervalMs: number;
+  /** The embedded broker's TLS listener (undefined: none) and its key and certificate files. */
+  mqttTlsPort: number | undefined;
+  mqttTlsKeyFile: string | undefined;
+  mqttTlsCertFile: string | undefined;
+  /** The embedded broker's limits (docs/security.md, "MQTT broker"). */
+  mqttConnectTimeoutMs: number;
+  mqttMaxConnectBytes: number;
+  mqttMaxPacketBytes: number;
+  mqttMaxConnectionsPerAddress: number;
+  mqttMaxSubscriptionsPerSession: number;
+  mqttMaxQueuedPerSession: number;
+  mqttMaxSessionsPerCredential: number;
+  mqttSessionExpirySeconds: number;
   /** The address clients reach this server at (`https://flex.example.com`), for URLs it hands
    * out (OpenADR 3.1 /auth/server); unset: built from the request. */
   publicBaseUrl: string | undefined;
@@ -157,6 +170,17 @@ export const CONFIG_DOCS: ConfigDoc[] = [
   { name: 'MQTT_URL', default: '(unset)', description: 'External broker instead of the embedded one, e.g. mqtt://user:pass@broker:1883 (needed with several instances; the broker then enforces topic access itself).' },
   { name: 'MQTT_PUBLIC_URL', default: '(derived)', description: 'Broker URI announced to clients by GET /notifiers (default: MQTT_URL without credentials, or mqtt://<MQTT_HOST>:<port>).' },
   { name: 'MQTT_BROKER_CONCURRENCY', default: '100', description: 'Messages the embedded broker routes at once (aedes `concurrency`); more are queued in order.' },
+  { name: 'MQTT_TLS_PORT', default: '(unset)', description: 'Port of the embedded broker\'s TLS listener on MQTT_HOST (0 picks a free one), beside MQTT_PORT; announced first by GET /notifiers (mqtts://). Needs MQTT_TLS_KEY_FILE and MQTT_TLS_CERT_FILE.' },
+  { name: 'MQTT_TLS_KEY_FILE', default: '(unset)', description: 'PEM private key of the TLS listener, read at start.' },
+  { name: 'MQTT_TLS_CERT_FILE', default: '(unset)', description: 'PEM certificate (chain) of the TLS listener, read at start.' },
+  { name: 'MQTT_CONNECT_TIMEOUT_MS', default: '10000', description: 'Time a new MQTT connection has to complete its TLS handshake and send its whole CONNECT; closed otherwise.' },
+  { name: 'MQTT_MAX_CONNECT_BYTES', default: '4096', description: 'Largest CONNECT (and any packet before the CONNECT is accepted), in bytes of remaining length; larger closes the connection on its header.' },
+  { name: 'MQTT_MAX_PACKET_BYTES', default: '65536', description: 'Largest packet of an authenticated MQTT client (clients only subscribe); larger closes the connection on its header.' },
+  { name: 'MQTT_MAX_CONNECTIONS_PER_ADDRESS', default: '1000', description: 'Open MQTT connections per client address, counted from the TCP accept; more are closed at once.' },
+  { name: 'MQTT_MAX_SUBSCRIPTIONS_PER_SESSION', default: '1000', description: 'Topic filters one MQTT session may hold; more are refused (SUBACK 0x80).' },
+  { name: 'MQTT_MAX_QUEUED_PER_SESSION', default: '1000', description: 'Messages queued for one persistent MQTT session (clean session off) while away or unacknowledged; one more drops the session (sessionPresent false at the next CONNECT).' },
+  { name: 'MQTT_MAX_SESSIONS_PER_CREDENTIAL', default: '100', description: 'Persistent MQTT sessions (clean session off) per credential; a new one replaces the least recently connected one that is away, and is refused (return code 3) when all are connected. Clean sessions are not counted.' },
+  { name: 'MQTT_SESSION_EXPIRY_SECONDS', default: '604800', description: 'A persistent MQTT session away this long is dropped (7 days, as long as the MQTT outbox keeps published rows).' },
   { name: 'VTN_WEBHOOK_ALLOW_PRIVATE', default: 'false', description: 'Accept and call subscription callbackUrls on loopback, private and link-local addresses (tests, closed networks). Off: such URLs are refused (400) and never called.' },
   { name: 'BODY_BUDGET_BYTES', default: '33554432', description: 'Request body bytes held at once by all routes but reading batches (32 MiB). A body that does not fit gets 503 with Retry-After: 1 instead of being read; each route has its own limit too (docs/security.md, "Request bodies").' },
   { name: 'METRICS_TOKEN', default: '(unset)', description: 'Bearer token for GET /metrics on the API port (Prometheus `authorization: {credentials: …}`), at least 32 characters. Global administrators’ tokens are accepted too; anyone else gets 401/403. docs/security.md, "Metrics".' },
@@ -310,6 +334,17 @@ export function loadConfig(env: Env = process.env): Config {
     mqttBrokerConcurrency: r.int('MQTT_BROKER_CONCURRENCY', 100, 1, 1_000_000),
     dispatchIntervalMs: r.int('DISPATCH_INTERVAL_MS', 1000, 10, 3_600_000),
     usageReportsIntervalMs: r.int('USAGE_REPORTS_INTERVAL_MS', 1000, 10, 3_600_000),
+    mqttTlsPort: r.raw('MQTT_TLS_PORT') === undefined ? undefined : r.int('MQTT_TLS_PORT', 8883, 0, 65535),
+    mqttTlsKeyFile: r.raw('MQTT_TLS_KEY_FILE'),
+    mqttTlsCertFile: r.raw('MQTT_TLS_CERT_FILE'),
+    mqttConnectTimeoutMs: r.int('MQTT_CONNECT_TIMEOUT_MS', 10_000, 100, 600_000),
+    mqttMaxConnectBytes: r.int('MQTT_MAX_CONNECT_BYTES', 4096, 256, 1024 * 1024),
+    mqttMaxPacketBytes: r.int('MQTT_MAX_PACKET_BYTES', 65_536, 256, 16 * 1024 * 1024),
+    mqttMaxConnectionsPerAddress: r.int('MQTT_MAX_CONNECTIONS_PER_ADDRESS', 1000, 1, 10_000_000),
+    mqttMaxSubscriptionsPerSession: r.int('MQTT_MAX_SUBSCRIPTIONS_PER_SESSION', 1000, 1, 1_000_000),
+    mqttMaxQueuedPerSession: r.int('MQTT_MAX_QUEUED_PER_SESSION', 1000, 1, 10_000_000),
+    mqttMaxSessionsPerCredential: r.int('MQTT_MAX_SESSIONS_PER_CREDENTIAL', 100, 1, 10_000_000),
+    mqttSessionExpirySeconds: r.int('MQTT_SESSION_EXPIRY_SECONDS', 604_800, 1, 366 * 86_400),
     publicBaseUrl: r.raw('PUBLIC_BASE_URL')?.replace(/\/+$/, ''),
     bodyBudgetBytes: r.int('BODY_BUDGET_BYTES', 32 * 1024 * 1024, 64 * 1024, 2 ** 40),
     metricsToken: r.raw('METRICS_TOKEN'),
@@ -324,6 +359,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (config.vtnWebhookBackoffCapMs < config.vtnWebhookBackoffBaseMs) r.problems.push('VTN_WEBHOOK_BACKOFF_CAP_MS must not be below VTN_WEBHOOK_BACKOFF_BASE_MS');
   if (!/^(\/[A-Za-z0-9._~-]+)+$/.test(config.vtn31BasePath) || config.vtn31BasePath === '/api/openadr/v1') r.problems.push('VTN31_BASE_PATH must be a path like /api/openadr/3.1.0 (not the v1 path)');
   if (config.mqttUrl !== undefined && !/^mqtts?:\/\//.test(config.mqttUrl)) r.problems.push('MQTT_URL must start with mqtt:// or mqtts://');
+  if (config.mqttTlsPort !== undefined && (!config.mqttTlsKeyFile || !config.mqttTlsCertFile)) r.problems.push('MQTT_TLS_PORT needs MQTT_TLS_KEY_FILE and MQTT_TLS_CERT_FILE');
   if (config.publicBaseUrl !== undefined && !/^https?:\/\/[^/?#@\s]+(\/[^?#\s]*)?$/.test(config.publicBaseUrl)) r.problems.push('PUBLIC_BASE_URL must be an http(s) URL without credentials, query or fragment, like https://flex.example.com');
   if (r.problems.length > 0) throw new ConfigError(r.problems);
   return config;

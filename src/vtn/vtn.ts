@@ -9,7 +9,7 @@ import type { RouteDef } from '../http/types.ts';
 import type { Pool, PoolClient } from '../store/database.ts';
 import type { VtnDeps } from './context.ts';
 import { NotificationDispatcher } from './dispatcher.ts';
-import { clientExists } from '../auth/clientStore.ts';
+import fs from 'node:fs';
 import type { RateLimitStore } from '../http/rateLimit.ts';
 import { EmbeddedBroker, type BrokerAuth } from './mqttBroker.ts';
 import { externalSink, MqttPublisher, type MqttSink } from './mqttPublisher.ts';
@@ -47,6 +47,8 @@ export interface Vtn {
     recordUsageOutcomes: typeof recordUsageOutcomes;
     postponeUsageReport: typeof postponeUsageReport;
   };
+  /** The embedded broker's TLS port (0 when there is none). */
+  readonly mqttTlsPort: number;
 }
 
 /** The MQTT broker's token checks (the app's Authenticator) and the store of its login limits. */
@@ -83,8 +85,12 @@ export function createVtn(pool: Pool, log: Logger, config: Config, auth: VtnAuth
       url.password = '';
       uri = url.toString().replace(/\/$/, '');
     }
+    if (uri) return { uris: [uri] };
     const host = config.mqttHost === '0.0.0.0' || config.mqttHost === '::' ? 'localhost' : config.mqttHost;
-    return { uris: [uri ?? `mqtt://${host.includes(':') ? `[${host}]` : host}:${broker?.port ?? config.mqttPort}`] };
+    const at = `${host.includes(':') ? `[${host}]` : host}`;
+    const plain = `mqtt://${at}:${broker?.port ?? config.mqttPort}`;
+    // TLS first: a client taking the first URI does not send its token in clear.
+    return { uris: config.mqttTlsPort === undefined ? [plain] : [`mqtts://${at}:${broker?.tlsPort ?? config.mqttTlsPort}`, plain] };
   };
   return {
     routes: [
@@ -103,15 +109,36 @@ export function createVtn(pool: Pool, log: Logger, config: Config, auth: VtnAuth
             store: auth.rateLimits,
             perClient: [{ seconds: 60, max: config.rateLimitTokenPerMinute }],
             perAddress: [{ seconds: 60, max: config.rateLimitTokenUnknownPerMinute }],
-            clientExists: (clientId: string) => clientExists(pool, clientId),
           };
-          broker = await EmbeddedBroker.start({ host: config.mqttHost, port: config.mqttPort, pool, auth, limits, recheckMs: config.authCacheMs, concurrency: config.mqttBrokerConcurrency, log }).catch((err: NodeJS.ErrnoException) => {
+          const tls =
+            config.mqttTlsPort === undefined ? undefined : { port: config.mqttTlsPort, key: fs.readFileSync(config.mqttTlsKeyFile!), cert: fs.readFileSync(config.mqttTlsCertFile!) };
+          broker = await EmbeddedBroker.start({
+            host: config.mqttHost,
+            port: config.mqttPort,
+            tls,
+            pool,
+            auth,
+            limits,
+            recheckMs: config.authCacheMs,
+            concurrency: config.mqttBrokerConcurrency,
+            connectTimeoutMs: config.mqttConnectTimeoutMs,
+            maxConnectBytes: config.mqttMaxConnectBytes,
+            maxPacketBytes: config.mqttMaxPacketBytes,
+            maxConnectionsPerAddress: config.mqttMaxConnectionsPerAddress,
+            maxSubscriptionsPerSession: config.mqttMaxSubscriptionsPerSession,
+            maxQueuedPerSession: config.mqttMaxQueuedPerSession,
+            maxSessionsPerCredential: config.mqttMaxSessionsPerCredential,
+            sessionExpiryMs: config.mqttSessionExpirySeconds * 1000,
+            log,
+          }).catch((err: NodeJS.ErrnoException) => {
             if (err.code !== 'EADDRINUSE') throw err;
-            throw new Error(`MQTT_PORT ${config.mqttPort} on ${config.mqttHost} is in use: set MQTT_PORT (0 = any free port), MQTT_URL for an external broker, or MQTT_ENABLED=false`);
+            throw new Error(
+              `MQTT_PORT ${config.mqttPort}${config.mqttTlsPort === undefined ? '' : ` or MQTT_TLS_PORT ${config.mqttTlsPort}`} on ${config.mqttHost} is in use: set MQTT_PORT (0 = any free port), MQTT_URL for an external broker, or MQTT_ENABLED=false`,
+            );
           });
           const embedded = broker;
           sink = { ready: true, publish: (messages) => embedded.publish(messages), close: () => embedded.close() };
-          log.info({ port: broker.port }, 'embedded MQTT broker listening');
+          log.info({ port: broker.port, tlsPort: broker.tlsPort || undefined }, 'embedded MQTT broker listening');
         }
         publisher = new MqttPublisher(pool, sink, log, config.vtnDispatchPollMs);
       }
@@ -135,6 +162,9 @@ export function createVtn(pool: Pool, log: Logger, config: Config, auth: VtnAuth
       claimUsageReports,
       recordUsageOutcomes,
       postponeUsageReport,
+    },
+    get mqttTlsPort() {
+      return broker?.tlsPort ?? 0;
     },
   };
 }

@@ -1,9 +1,9 @@
 // Regression: a VEN client's MQTT session subscribed to
 // its VEN's topics kept receiving that VEN's events after the VEN was bound to another
 // credential (its clientID changed by a business-logic client), although its own token was
-// still valid: the binding was checked only at SUBSCRIBE. The broker's periodic session check
-// (every AUTH_CACHE_MS) now also checks that every VEN a VEN client subscribed to is still bound
-// to its credential, and disconnects the session otherwise.
+// still valid: the binding was checked only at SUBSCRIBE. When the broker publishes a change of a
+// VEN it now reads its VEN clients' rights again and drops a session subscribed to a VEN no
+// longer bound to its credential (and every message is checked against those rights anyway).
 import mqtt from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/testApp.ts';

@@ -6,6 +6,7 @@
 import mqtt, { type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Authenticator } from '../../src/auth/authenticator.ts';
+import { clientAccessMany } from '../../src/auth/clientStore.ts';
 import { loadSigningKey, TokenSigner } from '../../src/auth/tokens.ts';
 import { MemoryRateLimitStore } from '../../src/http/rateLimit.ts';
 import { EmbeddedBroker } from '../../src/vtn/mqttBroker.ts';
@@ -98,8 +99,8 @@ describe('an open MQTT session after its token is revoked or expires', () => {
       host: '127.0.0.1',
       port: 0,
       pool: t.app.pool,
-      auth: { authenticate: authenticator.authenticate, recheck: (tokens) => authenticator.recheck(tokens) },
-      limits: { store, perClient: [{ seconds: 60, max: 30 }], perAddress: [{ seconds: 60, max: 30 }], clientExists: async () => true },
+      auth: { authenticate: authenticator.authenticate, recheck: (tokens) => authenticator.recheck(tokens), credentials: (ids) => clientAccessMany(t.app.pool, ids) },
+      limits: { store, perClient: [{ seconds: 60, max: 30 }], perAddress: [{ seconds: 60, max: 30 }] },
       recheckMs: AUTH_CACHE_MS,
       log: t.app.log,
     });

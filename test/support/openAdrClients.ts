@@ -55,10 +55,10 @@ export interface Subscriber {
 }
 
 /** A real MQTT client logged in with a VTN access token as password. The user name is the client
- * id, as /notifiers announces, unless `username` says otherwise (null: none, as the ElaadNL MQTT
- * client logs in). */
-export async function mqttSubscriber(port: number, vtn: VtnClient, filters: string[], options: { username?: string | null } = {}): Promise<Subscriber> {
-  const username = options.username === undefined ? vtn.clientId : (options.username ?? undefined);
+ * id, as /notifiers announces, unless `username` says otherwise. (The `mqtt` package sends no
+ * password without a user name; test/support/mqtt.ts `connectPacket` does, as paho clients do.) */
+export async function mqttSubscriber(port: number, vtn: VtnClient, filters: string[], options: { username?: string } = {}): Promise<Subscriber> {
+  const username = options.username ?? vtn.clientId;
   const client = await mqtt.connectAsync(`mqtt://127.0.0.1:${port}`, { username, password: vtn.token, reconnectPeriod: 0, connectTimeout: 5000 });
   const messages: { topic: string; body: any }[] = [];
   client.on('message', (topic, payload) => messages.push({ topic, body: JSON.parse(payload.toString()) }));

@@ -38,7 +38,7 @@ describe('documentation', () => {
     expect(readme.indexOf('```')).toBe(readme.indexOf('```sh\nnpm install && npm start'));
     const ci = fs.readFileSync('.ci/run', 'utf8');
     expect(ci).toMatch(/^npm install$/m);
-    expect(ci).toMatch(/^HTTP_SERVER=node npm test$/m);
+    expect(ci).toMatch(/^npm test$/m);
   });
 });
 
