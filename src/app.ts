@@ -54,6 +54,7 @@ import { createVtn } from './vtn/vtn.ts';
 import { openAdr31TokenRoute } from './vtn/v31/v31Routes.ts';
 import { consoleRoutes } from './console/consoleRoutes.ts';
 import { openApiInfo } from './openApiInfo.ts';
+import { flexibilityLoop } from './flexibilityLoop.ts';
 
 export interface AppOptions {
   log?: Logger;
@@ -76,6 +77,8 @@ export interface App {
   workers: WorkerPool;
   /** Which HTTP front serves (uws or node). */
   httpServer: HttpServerKind;
+  /** Runs a dispatch step of the flexibility loop now (for writes that bypass the API). */
+  kickDispatch(): void;
   /** Port of the METRICS_PORT listener (0: none). */
   metricsPort: number;
   /** Body bytes held now by routes other than reading batches (within BODY_BUDGET_BYTES). */
@@ -152,6 +155,18 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     });
     cleanups.unshift(() => vtn.stop());
 
+    // The flexibility loop (docs/flexibility-loop.md): bindings, dispatch, VEN usage.
+    const loop = flexibilityLoop({
+      pool,
+      store: timeSeries,
+      vtn: vtn.flexibility,
+      log,
+      dispatchIntervalMs: config.dispatchIntervalMs,
+      usageReportsIntervalMs: config.usageReportsIntervalMs,
+      metrics: domainMetrics,
+    });
+    cleanups.unshift(() => loop.stop());
+
     const tokens = tokenRoutes(pool, signer, {
       audiences: config.tokenAudiences,
       perClientPerMinute: config.rateLimitTokenPerMinute,
@@ -194,8 +209,10 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         ],
       }),
       ...vtn.routes,
+      ...loop.routes,
       ...consoleRoutes(),
     );
+    routes.splice(0, routes.length, ...loop.wake(routes));
     const openApi = () => buildOpenApi(routes, openApiInfo(config.tokenAudiences[0]!, config.vtn31BasePath));
     // Routes without a quota of their own get the general one, when configured.
     if (config.rateLimitApiPerMinute > 0) {
@@ -231,6 +248,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     clearing.start();
     cleanups.unshift(() => clearing.stop());
     await vtn.start();
+    loop.start();
     const timing = { delayMs: config.validationDelayMs, retryMs: config.validationRetryMs, windowMs: config.validationWindowMs, batchSize: 200 };
     const validationState = { lastCorrectionScan: 0 };
     const validating = new PeriodicJob('delivery-validation', () => validateDueTransactions(validation, timing, validationState), config.validationIntervalMs, log, domainMetrics);
@@ -256,6 +274,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       timeSeries,
       workers,
       httpServer: server.kind,
+      kickDispatch: loop.kickDispatch,
       metricsPort,
       bodyBytesHeld: () => server.bodyBytesHeld,
       close: () =>

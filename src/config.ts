@@ -79,6 +79,9 @@ export interface Config {
   mqttUrl: string | undefined;
   mqttPublicUrl: string | undefined;
   mqttBrokerConcurrency: number;
+  /** The flexibility loop: how often other instances' dispatches and VEN usage reports are looked for. */
+  dispatchIntervalMs: number;
+  usageReportsIntervalMs: number;
   /** The embedded broker's TLS listener (undefined: none) and its key and certificate files. */
   mqttTlsPort: number | undefined;
   mqttTlsKeyFile: string | undefined;
@@ -151,6 +154,8 @@ export const CONFIG_DOCS: ConfigDoc[] = [
   { name: 'VALIDATION_INTERVAL_MS', default: '30000', description: 'How often due deliveries are looked for and validated (on every instance; each transaction is validated by one).' },
   { name: 'VALIDATION_RETRY_MS', default: '900000', description: 'How long a transaction with missing meter data (or not measurable) waits before the next attempt.' },
   { name: 'VALIDATION_WINDOW_MS', default: '2592000000', description: 'How long after a transaction’s end missing data is retried and corrected readings trigger a re-validation (30 days).' },
+  { name: 'DISPATCH_INTERVAL_MS', default: '1000', description: 'How often flexibility transactions waiting to be dispatched to their VEN as OpenADR events are looked for (on every instance; each is written once). Writes on this instance wake it at once.' },
+  { name: 'USAGE_REPORTS_INTERVAL_MS', default: '1000', description: 'How often VEN usage reports waiting to become readings of their grid resource’s actual register are looked for (on every instance; each is stored once). Reports on this instance wake it at once.' },
   { name: 'LOG_LEVEL', default: 'info', description: 'fatal, error, warn, info, debug, trace or silent. Requests are logged at debug.' },
   { name: 'SHUTDOWN_TIMEOUT_MS', default: '30000', description: 'How long SIGTERM/SIGINT waits for in-flight requests before closing.' },
   { name: 'VTN_DISPATCHER', default: 'true', description: 'Deliver VTN webhook notifications from this instance. Any number of instances may; each notification is claimed by one.' },
@@ -340,6 +345,8 @@ export function loadConfig(env: Env = process.env): Config {
     mqttUrl: r.raw('MQTT_URL'),
     mqttPublicUrl: r.raw('MQTT_PUBLIC_URL'),
     mqttBrokerConcurrency: r.int('MQTT_BROKER_CONCURRENCY', 100, 1, 1_000_000),
+    dispatchIntervalMs: r.int('DISPATCH_INTERVAL_MS', 1000, 10, 3_600_000),
+    usageReportsIntervalMs: r.int('USAGE_REPORTS_INTERVAL_MS', 1000, 10, 3_600_000),
     mqttTlsPort: r.raw('MQTT_TLS_PORT') === undefined ? undefined : r.int('MQTT_TLS_PORT', 8883, 0, 65535),
     mqttTlsKeyFile: r.raw('MQTT_TLS_KEY_FILE'),
     mqttTlsCertFile: r.raw('MQTT_TLS_CERT_FILE'),

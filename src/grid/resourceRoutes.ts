@@ -40,6 +40,14 @@ const resourceProperties = {
   pods: arrayOf(pod, { maxItems: 1000, default: [] }),
 };
 
+/** The VTN's object ids (OpenADR `objectID`). */
+export const vtnId = { type: 'string', minLength: 1, maxLength: 128, pattern: '^[a-zA-Z0-9_-]*$' } as const;
+
+const bindingSchema = objectSchema({ venID: vtnId, resourceID: vtnId }, ['venID', 'resourceID'], {
+  title: 'VenBinding',
+  description: 'The OpenADR VEN and VEN resource (VTN ids, in the owner organization’s VTN) that control the grid resource (bindings.ts).',
+});
+
 export const resourceInput = objectSchema(resourceProperties, ['organizationId', 'name', 'type', 'regulationType', 'maxQuantity'], { title: 'GridResourceInput' });
 
 export const resourceSchema = objectSchema(
@@ -68,8 +76,9 @@ export const resourceSchema = objectSchema(
     conditionalAutomaticAcknowledgement: { type: 'boolean' },
     allowedProducts: arrayOf({ type: 'integer' }),
     pods: arrayOf(objectSchema({ podId: { type: 'string' }, name: { type: 'string' }, description: { type: ['string', 'null'] } }, ['podId', 'name', 'description'])),
+    binding: nullable(bindingSchema),
   },
-  Object.keys({ id: 1, createdAt: 1, createdBy: 1, ...resourceProperties }),
+  Object.keys({ id: 1, createdAt: 1, createdBy: 1, ...resourceProperties, binding: 1 }),
   { title: 'GridResource' },
 );
 

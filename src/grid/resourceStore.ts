@@ -34,9 +34,11 @@ export interface GridResource {
   conditionalAutomaticAcknowledgement: boolean;
   allowedProducts: number[];
   pods: Pod[];
+  /** The VEN resource controlling it in its owner's VTN (bindings.ts), or null. */
+  binding: { venID: string; resourceID: string } | null;
 }
 
-export type GridResourceInput = Omit<GridResource, 'id' | 'createdAt' | 'createdBy' | 'connectedAt'> & { connectedAt: string | null };
+export type GridResourceInput = Omit<GridResource, 'id' | 'createdAt' | 'createdBy' | 'connectedAt' | 'binding'> & { connectedAt: string | null };
 
 const COLUMNS = `id, organization_id AS "organizationId", market_zone_id AS "marketZoneId", concession_area_id AS "concessionAreaId",
   created_at AS "createdAt", created_by AS "createdBy", connected_at AS "connectedAt", name, longitude, latitude,
@@ -44,7 +46,8 @@ const COLUMNS = `id, organization_id AS "organizationId", market_zone_id AS "mar
   endurance, cooldown, use_zero_reference AS "useZeroReference", actual_register_id AS "actualRegisterId",
   reference_register_id AS "referenceRegisterId", conditional_delivery_limit AS "conditionalDeliveryLimit",
   conditional_use_dynamic_delivery_limit AS "conditionalUseDynamicDeliveryLimit",
-  conditional_automatic_acknowledgement AS "conditionalAutomaticAcknowledgement", allowed_products AS "allowedProducts", pods`;
+  conditional_automatic_acknowledgement AS "conditionalAutomaticAcknowledgement", allowed_products AS "allowedProducts", pods,
+  (SELECT json_build_object('venID', b.ven_id, 'resourceID', b.ven_resource_id) FROM grid_resource_bindings b WHERE b.resource_id = grid_resources.id) AS binding`;
 
 const VALUES = (i: GridResourceInput) => [
   i.organizationId,

@@ -8,6 +8,8 @@ export class PeriodicJob {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private stopped = false;
+  private busy = false;
+  private again = false;
 
   constructor(
     private readonly name: string,
@@ -23,6 +25,17 @@ export class PeriodicJob {
     this.schedule(0);
   }
 
+  /** Run a step now (work was committed on this instance), or right after the running one. */
+  kick(): void {
+    if (this.stopped || this.timer === undefined) return;
+    if (this.busy) {
+      this.again = true;
+      return;
+    }
+    clearTimeout(this.timer);
+    this.schedule(0);
+  }
+
   private schedule(delay: number): void {
     if (this.stopped) return;
     this.timer = setTimeout(() => {
@@ -32,6 +45,8 @@ export class PeriodicJob {
   }
 
   private async tick(): Promise<void> {
+    this.busy = true;
+    this.again = false;
     let done = 0;
     let failed = false;
     const started = performance.now();
@@ -43,7 +58,8 @@ export class PeriodicJob {
       this.log.warn({ job: this.name, err }, 'job step failed; retrying later');
     }
     this.metrics?.observeJob(this.name, (performance.now() - started) / 1000, done, failed);
-    this.schedule(done > 0 ? 0 : this.intervalMs);
+    this.busy = false;
+    this.schedule(done > 0 || this.again ? 0 : this.intervalMs);
   }
 
   async stop(): Promise<void> {

@@ -132,6 +132,16 @@ export interface FlexibilityFigures {
   remunerationPercentage: string | null;
   /** Latest updatedAt of the readings used (ms), for the correction check. */
   readingsUpdatedAt: number | null;
+  /** Where the figures came from (validationData.ts); absent where nothing was read. */
+  inputs?: ValidationInputs;
+}
+
+/** The inputs of a validation and their source (docs/flexibility-loop.md): the actual register's
+ * readings came from meter data, from the VEN's usage reports, or from both; the reference is a
+ * stored register, a virtual one (a baseline), or zero. */
+export interface ValidationInputs {
+  actual: { registerId: number; source: 'meter' | 'ven' | 'meter and ven' | null };
+  reference: { registerId: number | null; source: 'register' | 'virtual register' | 'zero' };
 }
 
 /** kWh as the stored decimal text (STORED_DIGITS). */

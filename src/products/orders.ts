@@ -228,7 +228,7 @@ export async function acceptFlexibilityOrder(pool: Pool, orderId: number, accept
 }
 
 /** Local days (of the register's zone) touched by [start, end). */
-function eventDays(start: number, end: number, timeZone: string): string[] {
+export function eventDays(start: number, end: number, timeZone: string): string[] {
   const days = new Set<string>();
   for (let t = start; t < end; t += 3_600_000) days.add(localDayKey(t, timeZone));
   days.add(localDayKey(end - 1, timeZone));

@@ -166,6 +166,36 @@ const validation = {
   deliveredQuantity: nNum,
 };
 
+/** How the transaction reached its resource's VEN (docs/flexibility-loop.md). */
+export const dispatchSchema = objectSchema(
+  {
+    eventID: { type: ['string', 'null'], description: 'The OpenADR event in the provider’s VTN (sent), else null.' },
+    state: { type: 'string', enum: ['pending', 'sent', 'none'], description: 'pending: being written to the VTN; sent: the event shows the current figures; none: no event (reason).' },
+    reason: { type: ['string', 'null'], description: 'Why there is no event (none), or what delays it (pending).' },
+  },
+  ['eventID', 'state', 'reason'],
+  { title: 'Dispatch' },
+);
+
+/** Where the validation's figures came from (docs/flexibility-loop.md). */
+export const validationInputsSchema = objectSchema(
+  {
+    actual: objectSchema(
+      {
+        registerId: { type: 'integer' },
+        source: { type: ['string', 'null'], enum: ['meter', 'ven', 'meter and ven', null], description: 'meter: meter data only; ven: the VEN’s usage reports only; both; null: not read (missing).' },
+      },
+      ['registerId', 'source'],
+    ),
+    reference: objectSchema(
+      { registerId: { type: ['integer', 'null'] }, source: { type: 'string', enum: ['register', 'virtual register', 'zero'] } },
+      ['registerId', 'source'],
+    ),
+  },
+  ['actual', 'reference'],
+  { title: 'ValidationInputs' },
+);
+
 export const flexibilityTransactionSchema = objectSchema(
   {
     id: int,
@@ -191,6 +221,8 @@ export const flexibilityTransactionSchema = objectSchema(
     referenceReadingValue: nNum,
     validationReadingValue: nNum,
     remunerationPercentage: nNum,
+    dispatch: nullable(dispatchSchema),
+    validationInputs: nullable(validationInputsSchema),
   },
   ['id', 'transactionCorrelationId', 'createdBy', 'createdAt', 'organizationId', 'quantity', 'marketId', 'flexibilityOrderId', 'start', 'end', 'resourceId', 'unitPrice', 'counterpartOrganizationId', 'counterpartCreatedBy', 'productType', 'deliveryValidationStatus'],
   { title: 'FlexibilityTransaction' },

@@ -8,9 +8,11 @@
 // factor configured for the pair (substation_impacts.factor, −1…1). For a transaction of that
 // resource: impact = factor, quantityAfterImpact = quantity × factor (exact decimal in SQL).
 import type { Queryable } from '../store/database.ts';
+import { DISPATCH_COLUMN } from './dispatch.ts';
 
-/** Columns of a flexibility transaction seen by organization `me` (an SQL expression). */
-export function flexColumns(me: string): string {
+/** Columns of a flexibility transaction seen by organization `me` (an SQL expression); its
+ * dispatch only for its parties (`party`). */
+export function flexColumns(me: string, party = true): string {
   return `t.id, t.transaction_correlation_id AS "transactionCorrelationId", t.availability_transaction_id AS "availabilityTransactionId",
     t.flexibility_schedule_id AS "flexibilityScheduleId", t.availability_schedule_transaction_id AS "availabilityScheduleTransactionId",
     CASE WHEN t.seller_organization_id = ${me} THEN t.seller_created_by ELSE t.buyer_created_by END AS "createdBy",
@@ -23,7 +25,8 @@ export function flexColumns(me: string): string {
     t.product_type AS "productType", t.delivery_validation_status AS "deliveryValidationStatus", t.validated_at AS "validatedAt",
     t.delivery_percentage::float8 AS "deliveryPercentage", t.delivered_quantity::float8 AS "deliveredQuantity",
     t.reference_adjustment_quantity::float8 AS "referenceAdjustmentQuantity", t.reference_reading_value::float8 AS "referenceReadingValue",
-    t.validation_reading_value::float8 AS "validationReadingValue", t.remuneration_percentage::float8 AS "remunerationPercentage"`;
+    t.validation_reading_value::float8 AS "validationReadingValue", t.remuneration_percentage::float8 AS "remunerationPercentage",
+    t.validation_inputs AS "validationInputs", ${party ? DISPATCH_COLUMN : 'NULL AS dispatch'}`;
 }
 
 /** Columns of an availability transaction seen by organization `me` (an SQL expression). */
@@ -56,7 +59,7 @@ export async function flexibilityTransactions(db: Queryable, q: PeriodQuery): Pr
   const [own, other] = await Promise.all([
     db.query(`SELECT ${flexColumns('$1')} FROM flexibility_transactions t WHERE (t.seller_organization_id = $1 OR t.buyer_organization_id = $1) AND ${period} ORDER BY t.start, t.id`, params),
     db.query(
-      `SELECT ${flexColumns('t.seller_organization_id')} FROM flexibility_transactions t
+      `SELECT ${flexColumns('t.seller_organization_id', false)} FROM flexibility_transactions t
        WHERE t.seller_organization_id <> $1 AND t.buyer_organization_id <> $1 AND ${period}
          AND EXISTS (SELECT 1 FROM substation_impacts i JOIN substations s ON s.id = i.substation_id WHERE i.resource_id = t.resource_id AND s.organization_id = $1 AND i.factor <> 0)
        ORDER BY t.start, t.id`,

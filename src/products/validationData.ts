@@ -19,10 +19,12 @@ import {
   unvalidated,
   type Energy,
   type FlexibilityFigures,
+  type ValidationInputs,
   type Intervals,
   type OtherTransaction,
 } from './deliveryValidation.ts';
 import { decimal } from './decimal.ts';
+import { venReadingSpans } from '../grid/venUsage.ts';
 import type { AgreementState } from './agreement.ts';
 import { isUpward } from './rules.ts';
 
@@ -173,10 +175,32 @@ export async function measureFlexibility(deps: ValidationDeps, rows: readonly Fl
     while (to < plans.length && Math.max(end, plans[to]!.row.end) - plans[from]!.row.start <= CLUSTER_SPAN_MS) end = Math.max(end, plans[to++]!.row.end);
     const cluster = plans.slice(from, to);
     const data = await loadCluster(deps, cluster);
-    for (const plan of cluster) results.set(plan.row.id, measure(plan, data));
+    const spans = await venReadingSpans(deps.pool, [...new Set(cluster.map((p) => p.actual.id))], plans[from]!.row.start, end);
+    for (const plan of cluster) results.set(plan.row.id, withInputs(measure(plan, data), plan, data, spans));
     from = to;
   }
   return { figures: results, readingsAsOf };
+}
+
+type Spans = Map<number, { updatedMs: number; start: number; end: number }[]>;
+
+/** Names where the figures came from: which of the actual readings the VEN reported (its
+ * usage reports, grid/venUsage.ts: a reading whose updatedAt is still that of a VEN write
+ * holding it), and what the reference is. */
+function withInputs(figures: FlexibilityFigures, { row, actual, reference }: Plan, data: Map<number, Intervals64 | HttpError>, spans: Spans): FlexibilityFigures {
+  const referenceInput: ValidationInputs['reference'] = reference === null ? { registerId: null, source: 'zero' } : { registerId: reference.id, source: reference.isVirtual ? 'virtual register' : 'register' };
+  let source: ValidationInputs['actual']['source'] = null;
+  if (figures.validationReadingValue !== null) {
+    const readings = slice((data.get(actual.id) as Intervals64 | undefined) ?? EMPTY, row.start, row.end);
+    const mine = spans.get(actual.id) ?? [];
+    let ven = 0;
+    for (let i = 0; i < readings.timestamps.length; i += 1) {
+      const t = readings.timestamps[i]!;
+      if (mine.some((s) => s.updatedMs === readings.updatedAt[i] && s.start <= t && t < s.end)) ven += 1;
+    }
+    source = ven === 0 ? 'meter' : ven === readings.timestamps.length ? 'ven' : 'meter and ven';
+  }
+  return { ...figures, inputs: { actual: { registerId: actual.id, source }, reference: referenceInput } };
 }
 
 const EMPTY: Intervals64 = { timestamps: new Float64Array(0), ends: new Float64Array(0), values: new Float64Array(0), updatedAt: new Float64Array(0) };

@@ -8,6 +8,7 @@ import type { ApiRequest, RouteDef } from '../http/types.ts';
 import type { Pool } from '../store/database.ts';
 import { DELIVERY_VALIDATION_STATUSES, codeSchema } from '../codes.ts';
 import { CAUSE_NAMES, validationHistory } from './validationVersions.ts';
+import { validationInputsSchema } from './schemas.ts';
 
 const nNum = { type: ['number', 'null'] };
 const nDate = nullable(dateTime);
@@ -28,7 +29,7 @@ const common = {
 const required = Object.keys(common);
 
 export const flexibilityValidationSchema = objectSchema(
-  { ...common, readingsUpdatedAt: { ...nDate, description: 'The latest updatedAt of the readings used.' }, referenceReadingValue: nNum, validationReadingValue: nNum, referenceAdjustmentQuantity: nNum },
+  { ...common, readingsUpdatedAt: { ...nDate, description: 'The latest updatedAt of the readings used.' }, referenceReadingValue: nNum, validationReadingValue: nNum, referenceAdjustmentQuantity: nNum, validationInputs: nullable(validationInputsSchema) },
   [...required, 'readingsUpdatedAt', 'referenceReadingValue', 'validationReadingValue', 'referenceAdjustmentQuantity'],
   { title: 'FlexibilityValidation' },
 );

@@ -92,9 +92,9 @@ async function saveFlexibility(tx: PoolClient, rows: readonly FlexRow[], measure
        validated_at = CASE WHEN u.status = ${DeliveryValidationStatus.Validated} THEN (SELECT settlement_instant()) END,
        reference_reading_value = u.ref::numeric, validation_reading_value = u.act::numeric, reference_adjustment_quantity = u.adj::numeric,
        delivered_quantity = u.del::numeric, delivery_percentage = u.dp::numeric, remuneration_percentage = u.rp::numeric,
-       readings_updated_at = to_timestamp(u.ru / 1000.0), readings_as_of = to_timestamp($11::float8 / 1000), validation_attempted_at = now(),
+       readings_updated_at = to_timestamp(u.ru / 1000.0), readings_as_of = to_timestamp($11::float8 / 1000), validation_inputs = u.inputs::json, validation_attempted_at = now(),
        validation_attempts = t.validation_attempts + 1, next_validation_at = CASE WHEN u.status IN (${RETRIED}) THEN now() + ${MS('$10')} END
-     FROM unnest($1::int[], $2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::float8[]) AS u(id, status, ref, act, adj, del, dp, rp, ru)
+     FROM unnest($1::int[], $2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::float8[], $12::text[]) AS u(id, status, ref, act, adj, del, dp, rp, ru, inputs)
      WHERE t.id = u.id`,
     [
       done.map((r) => r.id),
@@ -108,6 +108,10 @@ async function saveFlexibility(tx: PoolClient, rows: readonly FlexRow[], measure
       col('readingsUpdatedAt'),
       retryMs,
       measured.readingsAsOf,
+      done.map((r) => {
+        const inputs = figures.get(r.id)!.inputs;
+        return inputs ? JSON.stringify(inputs) : null;
+      }),
     ],
   );
   await recordValidations(

@@ -42,6 +42,8 @@ export interface ValidationOutcome {
   deliveredQuantity: string | null;
   deliveryPercentage: string | null;
   remunerationPercentage: string | null;
+  /** Flexibility: where the figures came from (deliveryValidation.ts, ValidationInputs). */
+  inputs?: unknown;
 }
 
 const FIGURES = ['reference_reading_value', 'validation_reading_value', 'reference_adjustment_quantity', 'expected_delivered_quantity', 'delivered_quantity', 'delivery_percentage', 'remuneration_percentage'] as const;
@@ -50,22 +52,22 @@ const FIGURES = ['reference_reading_value', 'validation_reading_value', 'referen
 // latest version's counts an attempt of that version; every other run adds a version.
 const RECORD_SQL = `
 WITH u AS (
-  SELECT * FROM unnest($2::int[], $3::int[], $4::int[], $5::text[], $6::float8[], $7::float8[], $8::numeric[], $9::numeric[], $10::numeric[], $11::numeric[], $12::numeric[], $13::numeric[], $14::numeric[])
-    AS u(id, cause, status, message, readings_as_of, readings_updated_at, ${FIGURES.join(', ')})
+  SELECT * FROM unnest($2::int[], $3::int[], $4::int[], $5::text[], $6::float8[], $7::float8[], $8::numeric[], $9::numeric[], $10::numeric[], $11::numeric[], $12::numeric[], $13::numeric[], $14::numeric[], $15::json[])
+    AS u(id, cause, status, message, readings_as_of, readings_updated_at, ${FIGURES.join(', ')}, inputs)
 ), latest AS (
   -- One probe of the primary key per transaction, rather than a join over the whole table.
   SELECT l.* FROM u CROSS JOIN LATERAL (SELECT * FROM transaction_validations v WHERE v.kind = $1 AND v.transaction_id = u.id ORDER BY v.version DESC LIMIT 1) l
 ), same AS (
   SELECT l.transaction_id, l.version FROM latest l JOIN u ON u.id = l.transaction_id
   WHERE u.cause = 1 AND l.status = u.status AND l.message IS NOT DISTINCT FROM u.message
-    AND (${FIGURES.map((f) => `l.${f}`).join(', ')}) IS NOT DISTINCT FROM (${FIGURES.map((f) => `u.${f}`).join(', ')})
+    AND (${FIGURES.map((f) => `l.${f}`).join(', ')}) IS NOT DISTINCT FROM (${FIGURES.map((f) => `u.${f}`).join(', ')}) AND l.inputs::text IS NOT DISTINCT FROM u.inputs::text
 ), counted AS (
   UPDATE transaction_validations v SET attempts = v.attempts + 1, last_attempt_at = (SELECT settlement_instant())
   FROM same s WHERE v.kind = $1 AND v.transaction_id = s.transaction_id AND v.version = s.version
 )
-INSERT INTO transaction_validations (kind, transaction_id, version, recorded_at, cause, readings_as_of, readings_updated_at, status, message, ${FIGURES.join(', ')}, last_attempt_at)
+INSERT INTO transaction_validations (kind, transaction_id, version, recorded_at, cause, readings_as_of, readings_updated_at, status, message, ${FIGURES.join(', ')}, inputs, last_attempt_at)
 SELECT $1, u.id, coalesce(l.version, 0) + 1, i.at, u.cause, to_timestamp(u.readings_as_of / 1000), to_timestamp(u.readings_updated_at / 1000), u.status, u.message,
-  ${FIGURES.map((f) => `u.${f}`).join(', ')}, i.at
+  ${FIGURES.map((f) => `u.${f}`).join(', ')}, u.inputs, i.at
 FROM u LEFT JOIN latest l ON l.transaction_id = u.id CROSS JOIN (SELECT settlement_instant() AS at) i
 WHERE NOT EXISTS (SELECT 1 FROM same s WHERE s.transaction_id = u.id)`;
 
@@ -89,6 +91,7 @@ export async function recordValidations(tx: Queryable, kind: 1 | 2, outcomes: re
     col('deliveredQuantity'),
     col('deliveryPercentage'),
     col('remunerationPercentage'),
+    outcomes.map((o) => (o.inputs ? JSON.stringify(o.inputs) : null)),
   ]);
 }
 
@@ -100,7 +103,7 @@ const COMMON = `v.version, ${isoSql('v.recorded_at')} AS "recordedAt", ${CAUSE_S
   v.status AS "deliveryValidationStatus", v.message, v.delivered_quantity::float8 AS "deliveredQuantity", v.delivery_percentage::float8 AS "deliveryPercentage",
   v.remuneration_percentage::float8 AS "remunerationPercentage", v.attempts, ${isoSql('v.last_attempt_at')} AS "lastAttemptAt"`;
 const FLEXIBILITY = `${COMMON}, ${isoSql('v.readings_updated_at')} AS "readingsUpdatedAt", v.reference_reading_value::float8 AS "referenceReadingValue",
-  v.validation_reading_value::float8 AS "validationReadingValue", v.reference_adjustment_quantity::float8 AS "referenceAdjustmentQuantity"`;
+  v.validation_reading_value::float8 AS "validationReadingValue", v.reference_adjustment_quantity::float8 AS "referenceAdjustmentQuantity", v.inputs AS "validationInputs"`;
 const AVAILABILITY = `${COMMON}, v.expected_delivered_quantity::float8 AS "expectedDeliveredQuantity"`;
 
 /** Every validation of a transaction, oldest first. */

@@ -6,9 +6,9 @@ import { INT32_MAX } from '../http/schemas.ts';
 import type { ApiReply } from '../http/types.ts';
 import { parseUtcTimestamp } from '../http/validation.ts';
 import { withTransaction, type Pool, type PoolClient } from '../store/database.ts';
-import { enqueueMqtt } from './mqttTopics.ts';
-import { enqueueNotifications, type Change } from './outbox.ts';
-import { GROUP_OF, type ReadCache } from './readCache.ts';
+import { enqueueMqtt, enqueueMqttMany } from './mqttTopics.ts';
+import { enqueueNotifications, enqueueNotificationsMany, type Change } from './outbox.ts';
+import { GROUP_OF, type CacheGroup, type ReadCache } from './readCache.ts';
 import { objectId } from './schemas.ts';
 import { filterKeys } from './targets.ts';
 
@@ -30,21 +30,37 @@ export const VTN = '/api/openadr/v1';
 /** Runs a change, its outbox rows and its cache invalidation notice in one transaction;
  * after the commit, invalidates this instance's cache and wakes the dispatcher. */
 export async function mutate<T>(deps: VtnDeps, fn: (tx: PoolClient) => Promise<{ result: T; changes: Change[] }>): Promise<T> {
-  let written = 0;
-  let changed: Change[] = [];
+  let afterCommit = () => {};
   const result = await withTransaction(deps.pool, async (tx) => {
-    written = 0;
     const { result, changes } = await fn(tx);
-    changed = changes;
-    for (const change of changes) written += await enqueueNotifications(tx, change);
-    if (deps.mqtt) for (const change of changes) await enqueueMqtt(tx, change);
-    if (changes.length > 0) await deps.cache.announce(tx, changes[0]!.organizationId, changes.map((c) => GROUP_OF[c.kind]));
+    afterCommit = await recordChanges(deps, tx, changes);
     return result;
   });
-  for (const change of changed) deps.cache.bump(change.organizationId, GROUP_OF[change.kind]);
-  if (written > 0) deps.notificationsWritten();
-  if (deps.mqtt && changed.length > 0) deps.mqtt.written();
+  afterCommit();
   return result;
+}
+
+/** Inside a transaction the caller runs (also for changes written on behalf of another domain,
+ * in that domain's transaction): the outbox rows and cache notices of `changes`. Returns what to
+ * do once the caller has committed (this instance's cache, waking the dispatcher and publisher). */
+export async function recordChanges(deps: VtnDeps, tx: PoolClient, changes: readonly Change[]): Promise<() => void> {
+  let written = 0;
+  if (changes.length > 1) {
+    // One statement each for the whole batch (a VEN deleted with its resources, dispatched events).
+    written = await enqueueNotificationsMany(tx, changes);
+    if (deps.mqtt) await enqueueMqttMany(tx, changes);
+  } else {
+    for (const change of changes) written += await enqueueNotifications(tx, change);
+    if (deps.mqtt) for (const change of changes) await enqueueMqtt(tx, change);
+  }
+  const byOrganization = new Map<number, CacheGroup[]>();
+  for (const c of changes) byOrganization.set(c.organizationId, [...(byOrganization.get(c.organizationId) ?? []), GROUP_OF[c.kind]]);
+  for (const [organizationId, groups] of byOrganization) await deps.cache.announce(tx, organizationId, groups);
+  return () => {
+    for (const change of changes) deps.cache.bump(change.organizationId, GROUP_OF[change.kind]);
+    if (written > 0) deps.notificationsWritten();
+    if (deps.mqtt && changes.length > 0) deps.mqtt.written();
+  };
 }
 
 /** A reply whose body is JSON already (stored documents, text or encoded). */

@@ -53,7 +53,7 @@ export async function findEventProgram(db: Queryable, caller: VtnCaller, id: str
  * is stored (a 3.0.1 update), null clears it (docs/openadr-3.1.md). */
 export type Ext = Record<string, unknown> | null | undefined;
 
-function change(caller: VtnCaller, operation: Change['operation'], id: string, doc: string, body: { programID: string; targets?: ValuesMap[] | null }, ext?: Ext): Change {
+export function change(caller: VtnCaller, operation: Change['operation'], id: string, doc: string, body: { programID: string; targets?: ValuesMap[] | null }, ext?: Ext): Change {
   const targets = body.targets;
   return { organizationId: caller.organizationId, kind: 'EVENT', operation, objectId: id, doc, targets, targetKeys: targetKeys(targets), programId: body.programID, ownerClientId: null, ext };
 }
@@ -68,7 +68,7 @@ function unknownProgram(err: unknown, programID: string): unknown {
     : err;
 }
 
-function columns(body: EventBody, doc: string, ext: Ext) {
+export function columns(body: EventBody, doc: string, ext: Ext) {
   const [spanStart, spanEnd] = spanColumns(spanOf(body.intervalPeriod, body.intervals));
   const base = { program_id: body.programID, priority: body.priority ?? null, target_keys: targetKeys(body.targets), span_start: spanStart, span_end: spanEnd, doc };
   return ext === undefined ? base : { ...base, ext: ext === null ? null : JSON.stringify(ext) };

@@ -14,7 +14,7 @@
 // topics computed there (one statement; the VENs an event reaches are found by the same target
 // keys as the REST privacy rules).
 import type { Queryable } from '../store/database.ts';
-import type { Change } from './outbox.ts';
+import { CHANGE_COLUMNS, changesJson, type Change } from './outbox.ts';
 import { TO_31_OPERATION } from './v31/representation.ts';
 import { reachesVenSql } from './visibility.ts';
 
@@ -104,6 +104,27 @@ export async function enqueueMqtt(tx: Queryable, change: Change): Promise<void> 
       change.ownerClientId,
     ],
   });
+}
+
+const ENQUEUE_MANY = `
+INSERT INTO vtn_mqtt_messages (organization_id, object_type, operation, object_id, object, ext, client_id, topics)
+SELECT c.org, c.mop, c.mop2, c.oid, c.doc, c.ext, c.owner, c.fixed || CASE WHEN c.perven = '' THEN '{}'::text[] ELSE coalesce((
+  SELECT array_agg('${TOPIC_ROOT}/' || c.org || '/vens/' || v.id || c.perven ORDER BY v.seq) FROM vtn_vens v
+  WHERE v.organization_id = c.org AND ${reachesVenSql('c.keys')}
+), '{}') END
+FROM json_to_recordset($1::json) AS c(${CHANGE_COLUMNS}, mop text, mop2 text, fixed text[], perven text)
+ORDER BY c.i`;
+
+/** enqueueMqtt for many changes in one statement, their messages in the order of the changes. */
+export async function enqueueMqttMany(tx: Queryable, changes: readonly Change[]): Promise<void> {
+  if (changes.length === 0) return;
+  const json = changesJson(changes, (change) => {
+    const op = TO_31_OPERATION[change.operation]!;
+    const venId = change.kind === 'RESOURCE' ? (JSON.parse(change.doc) as { venID?: string }).venID : undefined;
+    const perven = change.kind === 'PROGRAM' || change.kind === 'EVENT' ? `/${COLLECTION[change.kind]}/${op.toLowerCase()}` : '';
+    return { mop: change.kind, mop2: op, fixed: fixedTopics(change, venId), perven };
+  });
+  await tx.query({ name: 'vtn_enqueue_mqtt_many', text: ENQUEUE_MANY, values: [json] });
 }
 
 /** The VEN id a topic filter names (`<prefix>vens/<venID>/…`), if any (not a wildcard). */

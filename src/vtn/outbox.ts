@@ -84,3 +84,59 @@ export async function enqueueNotifications(tx: Queryable, change: Change): Promi
   });
   return result.rowCount ?? 0;
 }
+
+/** Changes as a JSON array for json_to_recordset (documents inserted as they are, not re-encoded). */
+export function changesJson(changes: readonly Change[], extra: (change: Change) => Record<string, unknown> = () => ({})): string {
+  const str = JSON.stringify;
+  return `[${changes
+    .map((c, i) => {
+      const more = Object.entries(extra(c))
+        .map(([k, v]) => `,${str(k)}:${str(v)}`)
+        .join('');
+      return `{"i":${i},"org":${c.organizationId},"kind":${str(c.kind)},"op":${str(c.operation)},"oid":${str(c.objectId)},"program":${str(c.programId)},"keys":${str(c.targetKeys)},"owner":${str(c.ownerClientId)},"targeted":${TARGETED_KINDS.has(c.kind)},"doc":${c.doc},"targets":${c.targets ? str(c.targets) : 'null'},"ext":${c.ext ? str(c.ext) : 'null'}${more}}`;
+    })
+    .join(',')}]`;
+}
+
+export const CHANGE_COLUMNS = 'i int, org int, kind text, op text, oid text, program text, keys text[], owner text, targeted boolean, doc json, targets json, ext jsonb';
+
+// The same matching as ENQUEUE for many changes at once (a batch written on behalf of another
+// domain: one statement instead of one per change, docs/flexibility-loop.md), each candidate
+// subscription's reach computed once for the batch rather than once per change. Changes are
+// numbered (i) and their notifications written in that order, so each subscription's queue keeps
+// the order of the changes. At most one change per (organization, kind, operation, object).
+const ENQUEUE_MANY = `
+WITH c AS (SELECT * FROM json_to_recordset($1::json) AS c(${CHANGE_COLUMNS})),
+subs AS MATERIALIZED (
+  SELECT cb.organization_id, cb.object_operation, cb.callback_url, cb.bearer_token, s.id, s.seq, s.program_id, s.target_keys, s.owner_is_ven, s.owner_client_id,
+    s.openadr_version, CASE WHEN s.owner_is_ven THEN ${clientReachSql('s.organization_id', 's.owner_client_id')} END AS reach
+  FROM vtn_subscription_callbacks cb JOIN vtn_subscriptions s ON s.organization_id = cb.organization_id AND s.id = cb.subscription_id
+  WHERE (cb.organization_id, cb.object_operation) IN (SELECT DISTINCT c.org, c.kind || ':' || c.op FROM c)
+),
+matched AS (
+  SELECT DISTINCT ON (c.i, s.seq, s.callback_url, s.bearer_token) c.i, s.id, s.seq, s.callback_url, s.bearer_token, s.openadr_version
+  FROM c JOIN subs s ON s.organization_id = c.org AND s.object_operation = c.kind || ':' || c.op
+  WHERE (c.program IS NULL OR s.program_id = c.program)
+    AND (cardinality(s.target_keys) = 0 OR cardinality(c.keys) = 0 OR s.target_keys && c.keys)
+    AND (NOT s.owner_is_ven OR CASE WHEN c.targeted THEN cardinality(c.keys) = 0 OR c.keys && s.reach ELSE s.owner_client_id = c.owner END)
+  ORDER BY c.i, s.seq, s.callback_url, s.bearer_token
+),
+change AS (
+  INSERT INTO vtn_changes (organization_id, object_type, operation, object_id, object, targets, ext, client_id)
+  SELECT c.org, c.kind, c.op, c.oid, c.doc, c.targets, c.ext, c.owner FROM c WHERE EXISTS (SELECT 1 FROM matched m WHERE m.i = c.i) ORDER BY c.i
+  RETURNING id, organization_id, object_type, operation, object_id
+)
+INSERT INTO vtn_notifications (change_id, organization_id, subscription_id, callback_url, bearer_token, openadr_version)
+SELECT ch.id, c.org, m.id, m.callback_url, m.bearer_token, m.openadr_version
+FROM change ch JOIN c ON c.org = ch.organization_id AND c.kind = ch.object_type AND c.op = ch.operation AND c.oid = ch.object_id
+  JOIN matched m ON m.i = c.i
+ORDER BY c.i, m.seq
+RETURNING 1`;
+
+/** enqueueNotifications for many changes in one statement; returns how many notifications. */
+export async function enqueueNotificationsMany(tx: Queryable, changes: readonly Change[]): Promise<number> {
+  if (changes.length === 0) return 0;
+  const result = await tx.query({ name: 'vtn_enqueue_notifications_many', text: ENQUEUE_MANY, values: [changesJson(changes)] });
+  return result.rowCount ?? 0;
+}
+

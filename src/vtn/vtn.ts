@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { RouteDef } from '../http/types.ts';
-import type { Pool } from '../store/database.ts';
+import type { Pool, PoolClient } from '../store/database.ts';
 import type { VtnDeps } from './context.ts';
 import { NotificationDispatcher } from './dispatcher.ts';
 import fs from 'node:fs';
@@ -16,11 +16,14 @@ import { externalSink, MqttPublisher, type MqttSink } from './mqttPublisher.ts';
 import { notificationAdminRoutes } from './notificationAdminRoutes.ts';
 import { ReadCache } from './readCache.ts';
 import { eventRoutes } from './eventRoutes.ts';
+import { findVenResource, writeDispatchEvents, type DispatchItem } from './flexibilityEvents.ts';
 import { programRoutes } from './programRoutes.ts';
 import { reportRoutes } from './reportRoutes.ts';
 import { subscriptionRoutes } from './subscriptionRoutes.ts';
 import { venRoutes } from './venRoutes.ts';
-import { v31Routes, type MqttInfo } from './v31/v31Routes.ts';
+import { TAG_PREFIX_31, v31Routes, type MqttInfo } from './v31/v31Routes.ts';
+import { usageReportRoutes } from './usageReportRoutes.ts';
+import { claimUsageReports, postponeUsageReport, recordUsageOutcomes } from './usageReports.ts';
 
 /** The demand-response interface under /api/openadr/v1: the interface's 30 endpoints. */
 function vtnRoutes(deps: VtnDeps): RouteDef[] {
@@ -36,6 +39,14 @@ export interface Vtn {
   stop(): Promise<void>;
   /** The embedded broker's port (0 when there is none). */
   readonly mqttPort: number;
+  /** What the flexibility loop asks of the VTN (flexibilityEvents.ts), for the wiring file. */
+  readonly flexibility: {
+    findVenResource(organizationId: number, venId: string, resourceId: string): ReturnType<typeof findVenResource>;
+    writeDispatchEvents(tx: PoolClient, items: readonly DispatchItem[]): ReturnType<typeof writeDispatchEvents>;
+    claimUsageReports: typeof claimUsageReports;
+    recordUsageOutcomes: typeof recordUsageOutcomes;
+    postponeUsageReport: typeof postponeUsageReport;
+  };
   /** The embedded broker's TLS port (0 when there is none). */
   readonly mqttTlsPort: number;
 }
@@ -82,7 +93,13 @@ export function createVtn(pool: Pool, log: Logger, config: Config, auth: VtnAuth
     return { uris: config.mqttTlsPort === undefined ? [plain] : [`mqtts://${at}:${broker?.tlsPort ?? config.mqttTlsPort}`, plain] };
   };
   return {
-    routes: [...vtnRoutes(deps), ...v31Routes(deps, { basePath: config.vtn31BasePath, mqtt: mqttInfo, publicBaseUrl: config.publicBaseUrl, trustProxy: config.trustProxy }), ...notificationAdminRoutes(pool, dispatcher.kick)],
+    routes: [
+      ...vtnRoutes(deps),
+      ...v31Routes(deps, { basePath: config.vtn31BasePath, mqtt: mqttInfo, publicBaseUrl: config.publicBaseUrl, trustProxy: config.trustProxy }),
+      ...usageReportRoutes(deps),
+      ...usageReportRoutes(deps, config.vtn31BasePath, TAG_PREFIX_31),
+      ...notificationAdminRoutes(pool, dispatcher.kick),
+    ],
     async start() {
       void cache.start();
       if (config.mqttEnabled) {
@@ -138,6 +155,13 @@ export function createVtn(pool: Pool, log: Logger, config: Config, auth: VtnAuth
     },
     get mqttPort() {
       return broker?.port ?? 0;
+    },
+    flexibility: {
+      findVenResource: (organizationId, venId, resourceId) => findVenResource(pool, organizationId, venId, resourceId),
+      writeDispatchEvents: (tx, items) => writeDispatchEvents(deps, tx, items),
+      claimUsageReports,
+      recordUsageOutcomes,
+      postponeUsageReport,
     },
     get mqttTlsPort() {
       return broker?.tlsPort ?? 0;

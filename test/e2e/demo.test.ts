@@ -15,14 +15,14 @@ import { Api, createTestDatabase } from '../support/testApp.ts';
 import { expectStatus, waitFor } from '../support/vtn.ts';
 
 const DAY = 86_400_000;
-const SIGN_IN = /Sign in at (\S+)\/console with the personal access token of "Demo analyst":\n\n\s+(flex_pat_\S+)\n\n\s+then open\n\s+Readings\s+\S+?(\/console\S+)\n\s+Coverage\s+\S+?(\/console\S+)\n\s+Demand response\s+\S+?(\/console\S+)\n\s+Market\s+\S+?(\/console\S+)\n\s+Every id, client id and secret of the demo: (\S+)\n/;
+const SIGN_IN = /Sign in at (\S+)\/console with the personal access token of "Demo analyst":\n\n\s+(flex_pat_\S+)\n\n\s+then open\n\s+Readings\s+\S+?(\/console\S+)\n\s+Coverage\s+\S+?(\/console\S+)\n\s+Demand response\s+\S+?(\/console\S+)\n\s+Market\s+\S+?(\/console\S+)\n\s+Battery's loop\s+\S+?(\/console\S+)\n\s+Every id, client id and secret of the demo: (\S+)\n/;
 
 let dataDir: string;
 let databaseUrl: string;
 let flex: FlexProcess;
 let api: Api;
 let token: string;
-let links: { readings: string; coverage: string; demandResponse: string; market: string };
+let links: { readings: string; coverage: string; demandResponse: string; market: string; loop: string };
 let world: any;
 
 
@@ -34,8 +34,8 @@ beforeAll(async () => {
   const m = SIGN_IN.exec(flex.output())!;
   api = new Api(flex.baseUrl);
   token = m[2]!;
-  links = { readings: m[3]!, coverage: m[4]!, demandResponse: m[5]!, market: m[6]! };
-  world = JSON.parse(fs.readFileSync(m[7]!, 'utf8')).world;
+  links = { readings: m[3]!, coverage: m[4]!, demandResponse: m[5]!, market: m[6]!, loop: m[7]! };
+  world = JSON.parse(fs.readFileSync(m[8]!, 'utf8')).world;
 }, 180_000);
 
 afterAll(async () => {
@@ -79,7 +79,7 @@ describe('npm run demo on an empty DATA_DIR', () => {
 
   it('has programs, events, VENs with resources and a subscription with delivered notifications behind the demand-response view', async () => {
     const vtn = '/api/openadr/v1';
-    expect((await get(`${vtn}/programs`)).map((p: any) => p.programName)).toEqual(['evening-peak', 'day-ahead-price']);
+    expect((await get(`${vtn}/programs`)).map((p: any) => p.programName)).toEqual(['evening-peak', 'day-ahead-price', 'NL North']);
     const now = Date.now();
     const events = await get(`${vtn}/events?x-start=${new Date(now - 3 * DAY).toISOString()}&x-end=${new Date(now + 7 * DAY).toISOString()}`);
     expect(events.length).toBeGreaterThan(3);
@@ -88,7 +88,7 @@ describe('npm run demo on an empty DATA_DIR', () => {
       ['ven-heat-pumps', 8],
       ['ven-battery', 1],
     ]);
-    expect((await get(`${vtn}/subscriptions`)).length).toBe(2);
+    expect((await get(`${vtn}/subscriptions`)).length).toBe(3);
     const organizationId = world.organizations.polder.id;
     await waitFor('delivered notifications', async () => ((await get(`/api/admin/notifications?organizationId=${organizationId}&state=delivered`)).length >= events.length ? true : undefined), 30_000);
     await waitFor('published MQTT messages', async () => ((await get(`/api/admin/mqtt-messages?organizationId=${organizationId}&state=published`)).length > 0 ? true : undefined), 30_000);
@@ -110,6 +110,31 @@ describe('npm run demo on an empty DATA_DIR', () => {
     const bought = spec.counterParts.reduce((s: number, c: any) => s + c.flexibilityBoughtSummary.totalRemunerationSum + c.availabilityBoughtSummary.totalRemunerationSum, 0);
     expect(bought).toBeGreaterThan(100);
     expect(spec.counterParts.length).toBe(2);
+  });
+
+  it('has the battery’s whole loop: bound, its transactions dispatched as events, its usage reported by the VEN, validated', async () => {
+    const org = query(links.loop).get('org');
+    const resources = await get(`/api/grid/resource?organizationId=${org}`);
+    const battery = resources.find((r: any) => r.id === world.resources.battery);
+    expect(battery.binding).toEqual({ venID: world.loop.venID, resourceID: world.loop.venResourceID });
+    const period = `organizationId=${org}&start=${world.market.start}&end=${world.market.end}`;
+    const mine = (await get(`/api/product/transaction/flexibility?${period}`)).flexibilityTransactions.filter((t: any) => t.resourceId === battery.id);
+    expect(mine.length).toBe(world.loop.transactions);
+    expect(mine.length).toBeGreaterThan(3);
+    for (const t of mine) {
+      expect(t.dispatch.state).toBe('sent');
+      const event = await get(`/api/openadr/v1/events/${t.dispatch.eventID}`);
+      expect(event.eventName).toBe(t.transactionCorrelationId);
+      expect(event.intervals[0].payloads[0].type).toBe('DISPATCH_SETPOINT_RELATIVE');
+      expect(t.deliveryValidationStatus).toBe(2);
+      // Measured from what the VEN reported (the meter sent nothing for those intervals).
+      expect(t.validationInputs.actual.source).toBe('ven');
+    }
+    for (const id of world.loop.reports) expect((await get(`/api/openadr/v1/reports/${id}/processing`)).state).toBe('stored');
+    // Settled: the provider accepted its lines but one, disputed and resolved by the operator.
+    const spec = await get(`/api/product/settlement/specification?${period}`);
+    const lines = spec.counterParts.flatMap((c: any) => c.flexibilitySoldSummary.transactions).filter((l: any) => l.resourceId === battery.id);
+    expect(lines.map((l: any) => l.agreementState).sort()).toEqual([...Array(world.loop.accepted).fill('accepted'), 'resolved']);
   });
 
   it('seeds with code that imports nothing of the server but its code tables', () => {
@@ -181,6 +206,20 @@ describe.skipIf(NO_CHROMIUM !== undefined)('the demo in Chromium', { timeout: 90
     expect(nets.some((n) => Number(n.replace(/,/g, '')) !== 0)).toBe(true);
     await screenshot('market');
   });
+
+  it('follows the battery’s loop from the market view to its event in the demand-response view', async () => {
+    await page.goto(`${flex.baseUrl}${links.loop}`);
+    const link = page.getByTestId('dispatch-event').first();
+    await link.waitFor({ timeout: 30_000 });
+    expect(await page.locator('[data-testid=transactions] [data-dispatch=sent]').count()).toBe(world.loop.transactions);
+    await page.locator('[data-testid=transactions] [data-agreement=resolved]').first().waitFor({ timeout: 30_000 });
+    expect(await page.locator('[data-testid=transactions] [data-agreement=accepted]').count()).toBe(world.loop.accepted);
+    await link.click();
+    await page.getByTestId('event-detail').waitFor({ timeout: 30_000 });
+    expect(await page.getByTestId('event-detail').textContent()).toMatch(/DISPATCH_SETPOINT_RELATIVE/);
+    expect(await page.getByTestId('event-targets').textContent()).toContain('battery-zeeburg');
+    await screenshot('loop-event');
+  });
 });
 
 describe('npm run demo again on the same DATA_DIR', () => {
@@ -199,7 +238,7 @@ describe('npm run demo again on the same DATA_DIR', () => {
       const moved = JSON.parse(fs.readFileSync(path.join(dataDir, 'demo.json'), 'utf8')).venReceiverPort;
       expect(moved).not.toBe(venReceiverPort);
       const callbacks = (await get('/api/openadr/v1/subscriptions')).flatMap((sub: any) => sub.objectOperations.map((o: any) => new URL(o.callbackUrl).port));
-      expect(callbacks).toEqual([String(moved), String(moved)]);
+      expect(callbacks).toEqual([String(moved), String(moved), String(moved)]);
     } finally {
       await again.stop();
     }

@@ -365,8 +365,10 @@ describe('requests', () => {
     }
   });
 
-  it('serves all 30 endpoints of the interface', () => {
-    const vtnRoutes = t.app.router.routes.filter((r) => r.def.path.startsWith(VTN)).map((r) => `${r.def.method} ${r.def.path}`);
+  it('serves all 30 endpoints of the interface, and the usage-report extension', () => {
+    const all = t.app.router.routes.filter((r) => r.def.path.startsWith(VTN)).map((r) => `${r.def.method} ${r.def.path}`);
+    expect(all.filter((r) => r.endsWith('/processing'))).toEqual([`GET ${VTN}/reports/:reportID/processing`]);
+    const vtnRoutes = all.filter((r) => !r.endsWith('/processing'));
     expect(vtnRoutes).toHaveLength(30);
     for (const kind of ['vens', 'vens/:venID/resources', 'reports', 'subscriptions', 'programs', 'events']) {
       const id = kind === 'vens/:venID/resources' ? 'resourceID' : `${kind.slice(0, -1)}ID`;

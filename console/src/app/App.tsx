@@ -60,7 +60,7 @@ export function App() {
       <main data-view={route.view}>
         {route.view === 'readings' ? <Readings session={session} params={route.params} /> : null}
         {route.view === 'coverage' ? <Coverage session={session} params={route.params} /> : null}
-        {route.view === 'demand-response' ? <DemandResponse session={session} /> : null}
+        {route.view === 'demand-response' ? <DemandResponse session={session} params={route.params} /> : null}
         {route.view === 'market' ? <Market session={session} params={route.params} /> : null}
       </main>
     </div>

@@ -13,6 +13,7 @@ export interface VtnEvent {
   programID: string;
   eventName: string | null;
   priority: number | null;
+  targets?: { type: string; values: unknown[] }[] | null;
   intervalPeriod?: Period | null;
   intervals?: { id: number; intervalPeriod?: Period | null; payloads?: Payload[] | null }[] | null;
   createdDateTime?: string;

@@ -52,8 +52,8 @@ interface Notification {
 const STATES = ['pending', 'delivered', 'dead'] as const;
 const NOTIFICATION_PAGE = 1000;
 
-function Timeline({ programs, events, start, end }: { programs: Program[]; events: VtnEvent[]; start: number; end: number }) {
-  const [chosen, setChosen] = useState<string | undefined>();
+function Timeline({ programs, events, start, end, initial }: { programs: Program[]; events: VtnEvent[]; start: number; end: number; initial?: string }) {
+  const [chosen, setChosen] = useState<string | undefined>(initial);
   const width = 1000;
   const lane = 44;
   const left = 160;
@@ -121,6 +121,11 @@ function Timeline({ programs, events, start, end }: { programs: Program[]; event
           <h3>
             {selected.eventName ?? selected.id} <span class="muted">event {selected.id} · priority {selected.priority ?? 'none'}</span>
           </h3>
+          {selected.targets && selected.targets.length > 0 ? (
+            <p class="muted" data-testid="event-targets">
+              for {selected.targets.map((t) => `${t.type} ${t.values.join(', ')}`).join(' · ')}
+            </p>
+          ) : null}
           <table>
             <thead>
               <tr>
@@ -337,10 +342,12 @@ function Subscriptions({ session, subscriptions, programs }: { session: Session;
   );
 }
 
-export function DemandResponse({ session }: { session: Session }) {
+/** `event` (with `from`, `to`) in the route opens the view on that event (the market view links here). */
+export function DemandResponse({ session, params }: { session: Session; params?: URLSearchParams }) {
   const today = Date.now() - (Date.now() % DAY_MS);
-  const [from, setFrom] = useState(isoDay(today - 3 * DAY_MS));
-  const [to, setTo] = useState(isoDay(today + 7 * DAY_MS));
+  const [from, setFrom] = useState(params?.get('from') ?? isoDay(today - 3 * DAY_MS));
+  const [to, setTo] = useState(params?.get('to') ?? isoDay(today + 7 * DAY_MS));
+  const linked = params?.get('event') ?? undefined;
   const start = parseDay(from) ?? today - 3 * DAY_MS;
   const end = (parseDay(to) ?? today + 7 * DAY_MS) + DAY_MS;
   const data = useAsync(
@@ -375,7 +382,7 @@ export function DemandResponse({ session }: { session: Session }) {
       {data.value ? (
         <>
           <h2>Programs and events</h2>
-          <Timeline programs={programs} events={events} start={start} end={end} />
+          <Timeline programs={programs} events={events} start={start} end={end} initial={linked} />
           <h2>VENs and resources</h2>
           <table data-testid="vens">
             <thead>

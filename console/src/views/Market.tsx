@@ -1,6 +1,8 @@
-// The market of an organization over a period: its flexibility orders, its flexibility and
-// availability transactions with their delivery-validation status, settlement figures per
-// month (or per day for periods up to a month), and the transactions affecting a substation.
+// The market of an organization over a period: its flexibility orders; its flexibility and
+// availability transactions with their delivery-validation status, their dispatch to the
+// resource's VEN (linking to the event in the demand-response view), their delivery against the
+// baseline and their settlement line's agreement; settlement figures per month (or per day for
+// periods up to a month); and the transactions affecting a substation.
 import { useState } from 'preact/hooks';
 import { call } from '../api/client.ts';
 import type { Session } from '../api/session.ts';
@@ -10,6 +12,7 @@ import { OrgPicker, chosenOrganization } from '../components/OrgPicker.tsx';
 import { DayRangeInputs } from '../components/ParamInput.tsx';
 import { DAY_MS, formatInstant, isoDay, periodOf } from '../data/time.ts';
 import { codeLabel, DELIVERY_STATUSES, PRODUCT_TYPES } from '../data/units.ts';
+import { hrefOf } from '../app/route.ts';
 
 interface FlexibilityOrder {
   id: number;
@@ -40,11 +43,28 @@ interface Transaction {
   deliveryPercentage: number | null;
   deliveredQuantity: number | null;
   remunerationPercentage: number | null;
+  /** Flexibility: the baseline (reference) and the measured energy over the period, kWh. */
+  referenceReadingValue?: number | null;
+  validationReadingValue?: number | null;
+  /** Flexibility: where the measured energy came from (meter data, the VEN's usage reports). */
+  validationInputs?: { actual: { registerId: number; source: 'meter' | 'ven' | 'meter and ven' | null } } | null;
+  /** Flexibility: how the transaction reached the resource's VEN (docs/flexibility-loop.md). */
+  dispatch?: { eventID: string | null; state: 'pending' | 'sent' | 'none'; reason: string | null } | null;
+}
+interface Line {
+  flexibilityTransactionId?: number;
+  availabilityTransactionId?: number;
+  totalRemuneration: number;
+  /** unanswered, accepted, disputed or resolved (docs/products.md, "Settlement agreed"). */
+  agreementState?: string;
+  agreedRemuneration?: number | null;
 }
 interface Summary {
   totalRemunerationSum: number;
-  transactions: unknown[];
+  transactions: Line[];
 }
+/** Settlement lines by `flexibility:<id>` / `availability:<id>`. */
+type Lines = Map<string, Line>;
 interface Specification {
   counterParts: { organizationId: number; flexibilitySoldSummary: Summary; flexibilityBoughtSummary: Summary; availabilitySoldSummary: Summary; availabilityBoughtSummary: Summary }[];
 }
@@ -80,16 +100,55 @@ function settlementPeriods(start: number, end: number): { label: string; start: 
 
 async function settlement(org: number, start: number, end: number) {
   const rows = [];
+  const lines: Lines = new Map();
   for (const p of settlementPeriods(start, end)) {
     const spec = await call<Specification>('/api/product/settlement/specification', { query: { organizationId: org, start: new Date(p.start).toISOString(), end: new Date(p.end).toISOString() } });
     const sum = (k: 'flexibilitySoldSummary' | 'flexibilityBoughtSummary' | 'availabilitySoldSummary' | 'availabilityBoughtSummary') => spec.counterParts.reduce((s, c) => s + c[k].totalRemunerationSum, 0);
     const count = spec.counterParts.reduce((s, c) => s + c.flexibilitySoldSummary.transactions.length + c.flexibilityBoughtSummary.transactions.length + c.availabilitySoldSummary.transactions.length + c.availabilityBoughtSummary.transactions.length, 0);
+    for (const c of spec.counterParts) {
+      for (const k of ['flexibilitySoldSummary', 'flexibilityBoughtSummary', 'availabilitySoldSummary', 'availabilityBoughtSummary'] as const) {
+        for (const l of c[k].transactions) lines.set(l.flexibilityTransactionId !== undefined ? `flexibility:${l.flexibilityTransactionId}` : `availability:${l.availabilityTransactionId}`, l);
+      }
+    }
     rows.push({ ...p, flexSold: sum('flexibilitySoldSummary'), flexBought: sum('flexibilityBoughtSummary'), availSold: sum('availabilitySoldSummary'), availBought: sum('availabilityBoughtSummary'), count });
   }
-  return rows;
+  return { rows, lines };
 }
 
-function TransactionRows({ list, kind }: { list: Transaction[]; kind: 'flexibility' | 'availability' }) {
+/** A transaction's settlement line: its remuneration and whether the parties agreed on it. */
+function Agreement({ line }: { line: Line | undefined }) {
+  if (!line) return <span class="muted">—</span>;
+  const agreed = line.agreedRemuneration !== null && line.agreedRemuneration !== undefined && line.agreedRemuneration !== line.totalRemuneration;
+  return (
+    <span class={`agreement-${line.agreementState ?? 'unanswered'}`} data-agreement={line.agreementState ?? 'unanswered'}>
+      {money(line.totalRemuneration)} {line.agreementState ?? 'unanswered'}
+      {agreed ? <span class="muted small"> (agreed {money(line.agreedRemuneration!)})</span> : null}
+    </span>
+  );
+}
+
+/** The dispatch of a flexibility transaction: its state, and its event in the demand-response view. */
+function Dispatch({ t, org }: { t: Transaction; org: number | undefined }) {
+  const d = t.dispatch;
+  if (!d) return <span class="muted">—</span>;
+  const day = isoDay(Date.parse(t.start) - (Date.parse(t.start) % DAY_MS));
+  return (
+    <span class={`dispatch-${d.state}`} data-dispatch={d.state} title={d.reason ?? undefined}>
+      {d.state}
+      {d.eventID ? (
+        <>
+          {' '}
+          <a href={hrefOf('demand-response', { org: org === undefined ? undefined : String(org), event: d.eventID, from: day, to: isoDay(Date.parse(t.end) - 1) })} data-testid="dispatch-event">
+            event
+          </a>
+        </>
+      ) : null}
+      {d.reason ? <div class="muted small">{d.reason}</div> : null}
+    </span>
+  );
+}
+
+function TransactionRows({ list, kind, org, lines }: { list: Transaction[]; kind: 'flexibility' | 'availability'; org: number | undefined; lines: Lines | undefined }) {
   return (
     <>
       {list.map((t) => (
@@ -105,9 +164,18 @@ function TransactionRows({ list, kind }: { list: Transaction[]; kind: 'flexibili
           <td>{t.organizationId === t.counterpartOrganizationId ? '—' : `org ${t.counterpartOrganizationId}`}</td>
           <td class="num">{num(t.quantity)}</td>
           <td class="num">{num(kind === 'flexibility' ? t.unitPrice : t.availabilityPrice, 4)}</td>
+          <td>{kind === 'flexibility' ? <Dispatch t={t} org={org} /> : <span class="muted">—</span>}</td>
           <td class={`validation-${t.deliveryValidationStatus}`}>{codeLabel(DELIVERY_STATUSES, t.deliveryValidationStatus)}</td>
-          <td class="num">{t.deliveryPercentage === null ? '—' : `${num(t.deliveryPercentage)}%`}</td>
+          <td class="num" data-testid="baseline">{kind === 'flexibility' ? num(t.referenceReadingValue) : '—'}</td>
+          <td class="num" data-testid="measured" data-source={t.validationInputs?.actual.source ?? undefined}>
+            {kind === 'flexibility' ? num(t.validationReadingValue) : '—'}
+            {t.validationInputs?.actual.source && t.validationInputs.actual.source !== 'meter' ? <span class="muted small"> ({t.validationInputs.actual.source === 'ven' ? 'VEN' : 'meter and VEN'})</span> : null}
+          </td>
           <td class="num">{num(t.deliveredQuantity)}</td>
+          <td class="num">{t.deliveryPercentage === null ? '—' : `${num(t.deliveryPercentage)}%`}</td>
+          <td data-testid="settlement-line">
+            <Agreement line={lines?.get(`${kind}:${t.id}`)} />
+          </td>
         </tr>
       ))}
     </>
@@ -264,17 +332,25 @@ export function Market({ session, params }: { session: Session; params: URLSearc
               <th>counterpart</th>
               <th>quantity</th>
               <th>price</th>
+              <th>dispatch to the VEN</th>
               <th>delivery validation</th>
+              <th>baseline (kWh)</th>
+              <th>measured (kWh)</th>
               <th>delivered</th>
-              <th>delivered quantity</th>
+              <th>delivered %</th>
+              <th>settlement line</th>
             </tr>
           </thead>
           <tbody>
-            <TransactionRows list={transactions.value[0].flexibilityTransactions} kind="flexibility" />
-            <TransactionRows list={transactions.value[1]} kind="availability" />
+            <TransactionRows list={transactions.value[0].flexibilityTransactions} kind="flexibility" org={org} lines={figures.value?.lines} />
+            <TransactionRows list={transactions.value[1]} kind="availability" org={org} lines={figures.value?.lines} />
           </tbody>
         </table>
       ) : null}
+      <p class="muted">
+        Quantities in kWh (flexibility) and kW (availability). Baseline and measured: the energy of the resource’s reference and actual registers over the period (marked VEN where
+        the resource’s VEN reported it); delivered = their difference in the product’s direction, less earlier transactions’ share (docs/products.md).
+      </p>
       {transactions.value && transactions.value[0].otherFlexibilityTransactionsWithImpact.length > 0 ? (
         <p class="muted">{transactions.value[0].otherFlexibilityTransactionsWithImpact.length} other flexibility transactions affect this organization’s grid.</p>
       ) : null}
@@ -296,7 +372,7 @@ export function Market({ session, params }: { session: Session; params: URLSearc
             </tr>
           </thead>
           <tbody>
-            {figures.value.map((r) => (
+            {figures.value.rows.map((r) => (
               <tr data-period={r.label}>
                 <td>{r.label}</td>
                 <td class="num">{r.count}</td>

@@ -76,6 +76,7 @@ function signIn(baseUrl: string, world: DemoWorld, file: string, summary: string
     `    Coverage         ${baseUrl}${links.coverage}`,
     `    Demand response  ${baseUrl}${links.demandResponse}`,
     `    Market           ${baseUrl}${links.market}`,
+    `    Battery's loop   ${baseUrl}${links.loop}`,
     `  Every id, client id and secret of the demo: ${file}`,
     '',
     '',

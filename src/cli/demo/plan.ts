@@ -5,7 +5,7 @@
 import type { VtnScope } from '../../auth/catalogue.ts';
 import { ProductType } from '../../codes.ts';
 import { DAY, HOUR, ZoneClock } from './clock.ts';
-import { AMSTERDAM, HOMES, type OrganizationKey, type ResourceKey } from './world.ts';
+import { AMSTERDAM, HOMES, ZONE_NAME, type OrganizationKey, type ResourceKey } from './world.ts';
 
 /** A delivery the meter data carries: during [start, end) the resource moves `quantity` kWh × `factor`. */
 export interface Delivery {
@@ -63,7 +63,7 @@ export interface VtnPlan {
   owner: OrganizationKey;
   businessLogic: { name: string; scopes: VtnScope[] };
   programs: { programName: string; programLongName: string; payloadType: string; units?: string }[];
-  vens: { venName: string; scopes: VtnScope[]; resources: string[]; subscribesTo: string }[];
+  vens: { venName: string; scopes: VtnScope[]; resources: string[]; subscribesTo: string[] }[];
   events: VtnEventPlan[];
 }
 
@@ -171,10 +171,13 @@ export function planFor(now: number, expectedEnergy: (resource: ResourceKey, sta
       programs: [
         { programName: 'evening-peak', programLongName: 'Evening peak relief: lower the load 17:00–19:00 on request', payloadType: 'SIMPLE' },
         { programName: 'day-ahead-price', programLongName: 'Day-ahead energy price, per hour', payloadType: 'PRICE', units: 'EUR/kWh' },
+        // The market's dispatch program: made here so that the battery's VEN subscribes to it
+        // before its first transaction is dispatched into it (dispatch finds it by name).
+        { programName: ZONE_NAME, programLongName: `Flexibility bought in market zone ${ZONE_NAME}`, payloadType: 'DISPATCH_SETPOINT_RELATIVE', units: 'KW' },
       ],
       vens: [
-        { venName: 'ven-heat-pumps', scopes: ['read_all', 'write_reports', 'write_subscriptions'], resources: Array.from({ length: HOMES }, (_, i) => `heat-pump-${String(i + 1).padStart(2, '0')}`), subscribesTo: 'evening-peak' },
-        { venName: 'ven-battery', scopes: ['read_all', 'write_reports', 'write_subscriptions'], resources: ['battery-zeeburg'], subscribesTo: 'day-ahead-price' },
+        { venName: 'ven-heat-pumps', scopes: ['read_all', 'write_reports', 'write_subscriptions'], resources: Array.from({ length: HOMES }, (_, i) => `heat-pump-${String(i + 1).padStart(2, '0')}`), subscribesTo: ['evening-peak'] },
+        { venName: 'ven-battery', scopes: ['read_all', 'write_reports', 'write_subscriptions'], resources: ['battery-zeeburg'], subscribesTo: ['day-ahead-price', ZONE_NAME] },
       ],
       events,
     },

@@ -7,12 +7,13 @@ import { CalculationType, DeliveryValidationStatus, MeterType } from '../../code
 import { DemoApi } from './api.ts';
 import { readingsBody } from './batch.ts';
 import { DAY } from './clock.ts';
+import { bindLoop, reportLoopUsage, settleLoop, withoutWindows } from './loop.ts';
 import { trade } from './market.ts';
 import { planFor } from './plan.ts';
 import { DemoData, type SeriesData } from './profiles.ts';
 import type { DemoOrganization, DemoWorld } from './types.ts';
 import { demandResponse } from './vtn.ts';
-import { METERS, ORGANIZATIONS, RESOURCES, SUBSTATIONS, type OrganizationKey, type ResourceKey } from './world.ts';
+import { LOOP, METERS, ORGANIZATIONS, RESOURCES, SUBSTATIONS, ZONE_NAME, type OrganizationKey, type ResourceKey } from './world.ts';
 
 export type { DemoOrganization, DemoWorld };
 
@@ -89,15 +90,20 @@ export async function seedDemo(options: SeedOptions): Promise<DemoWorld> {
   }
   say(`${METERS.length} meters, ${Object.keys(registers).length} registers`);
 
-  // Meter data: each organization's client posts a year of its meters' readings.
+  // Meter data: each organization's client posts a year of its meters' readings; the bound
+  // battery's net energy during its deliveries is left to its VEN's usage reports (loop.ts).
   const readingsStarted = performance.now();
   const glitch = data.glitchDay();
+  const loopWindows = plan.deliveries.filter((d) => d.resource === LOOP.resource);
+  const loopSeries = (m: (typeof METERS)[number], r: (typeof METERS)[number]['registers'][number]) => data.series(m, r);
+  const seriesOf = (m: (typeof METERS)[number], r: (typeof METERS)[number]['registers'][number]) =>
+    `${m.externalId}/${r.externalId}` === LOOP.register ? withoutWindows(loopSeries(m, r), loopWindows) : r.series!.kind === 'feeder' ? withSlice(data.series(m, r), glitch.first) : data.series(m, r);
   let readings = 0;
   await Promise.all(
     ORGANIZATIONS.map(async (o) => {
       const meters = METERS.filter((m) => m.owner === o.key).map((m) => ({
         externalId: m.externalId,
-        registers: m.registers.filter((r) => r.series).map((r) => ({ externalId: r.externalId, data: r.series!.kind === 'feeder' ? withSlice(data.series(m, r), glitch.first) : data.series(m, r) })),
+        registers: m.registers.filter((r) => r.series).map((r) => ({ externalId: r.externalId, data: seriesOf(m, r) })),
       }));
       const { body, readings: count } = readingsBody(meters);
       await api.call('POST', '/api/readings', { token: tokens[o.key], jsonText: body, expect: 204 });
@@ -111,7 +117,7 @@ export async function seedDemo(options: SeedOptions): Promise<DemoWorld> {
   say(`${readings.toLocaleString('en-US')} readings posted in ${((performance.now() - readingsStarted) / 1000).toFixed(1)} s`);
 
   // The market zone, its resources and substations.
-  const zone = await api.post('/api/admin/zones', { name: 'NL North', timeResolution: 1, orderQuantityResolution: 0.1, organizationIds: ORGANIZATIONS.map((o) => organizations[o.key].id) }, admin);
+  const zone = await api.post('/api/admin/zones', { name: ZONE_NAME, timeResolution: 1, orderQuantityResolution: 0.1, organizationIds: ORGANIZATIONS.map((o) => organizations[o.key].id) }, admin);
   const resources = {} as Record<ResourceKey, number>;
   for (const r of RESOURCES) {
     const created = await api.post(
@@ -137,7 +143,17 @@ export async function seedDemo(options: SeedOptions): Promise<DemoWorld> {
     substations.push((await api.post('/api/admin/substations', { organizationId: organizations.operator.id, marketZoneId: zone.id, name: s.name, impacts }, admin)).id);
   }
 
+  // The provider's VTN, before trading: the battery's transactions are dispatched to its VEN.
+  const vtn = await demandResponse(api, plan, { admin, organizations, venCallbackUrl: options.venCallbackUrl });
+  say(`VTN: ${plan.vtn.programs.length} programs, ${plan.vtn.events.length} events, ${vtn.vens.length} VENs`);
+  const loopContext = { polderId: organizations.polder.id, polderToken: tokens.polder, resourceId: resources[LOOP.resource], vtn };
+  const bound = await bindLoop(api, loopContext);
+
   const market = await trade(api, plan, { admin, tokens, organizations, resources, zoneId: zone.id, substationId: substations[0]! });
+  const [loopMeter, loopRegister] = LOOP.register.split('/');
+  const meterPlan = METERS.find((m) => m.externalId === loopMeter)!;
+  const loop = { resource: LOOP.resource, ...bound, ...(await reportLoopUsage(api, loopContext, plan.market, loopSeries(meterPlan, meterPlan.registers.find((r) => r.externalId === loopRegister)!))) };
+  say(`loop: the battery's ${loop.transactions} transactions dispatched to ${LOOP.ven}, its usage during them reported by the VEN`);
 
   // The battery's plan for the month is its reference: the provider posts it.
   const schedule = data.schedule(plan.market.start, plan.market.end);
@@ -160,10 +176,9 @@ export async function seedDemo(options: SeedOptions): Promise<DemoWorld> {
     tokens.operator,
   );
   const settled = spec.counterParts.reduce((s, c) => s + c.flexibilityBoughtSummary.totalRemunerationSum + c.availabilityBoughtSummary.totalRemunerationSum, 0);
+  // The battery's lines answered: accepted, one disputed and resolved (loop.ts).
+  const agreement = await settleLoop(api, { ...loopContext, operatorId: organizations.operator.id, operatorToken: tokens.operator }, plan.market);
   say(`market: ${market.flexibility} flexibility and ${market.availability} availability transactions, ${all.filter((t) => t.deliveryValidationStatus === DeliveryValidationStatus.Validated).length} validated`);
-
-  const vtn = await demandResponse(api, plan, { admin, organizations, venCallbackUrl: options.venCallbackUrl });
-  say(`VTN: ${plan.vtn.programs.length} programs, ${plan.vtn.events.length} events, ${vtn.vens.length} VENs`);
 
   const firstPoolDelivery = plan.deliveries.find((d) => d.resource === 'pool')!;
   const deliveryDay = Math.floor(firstPoolDelivery.start / DAY) * DAY;
@@ -180,11 +195,13 @@ export async function seedDemo(options: SeedOptions): Promise<DemoWorld> {
     marketZoneId: zone.id,
     market: { start: iso(plan.market.start), end: iso(plan.market.end), flexibilityTransactions: market.flexibility, availabilityTransactions: market.availability, validated: all.filter((t) => t.deliveryValidationStatus === DeliveryValidationStatus.Validated).length, settled: Math.round(settled * 100) / 100 },
     vtn,
+    loop: { ...loop, ...agreement },
     links: {
       readings: `/console#/readings?org=${polder}&r=${registers['PF-POOL-WEST/import']},${registers['PF-POOL-WEST/baseline']}&from=${isoDay(deliveryDay - 2 * DAY)}&to=${isoDay(deliveryDay)}&res=0`,
       coverage: `/console#/coverage?org=${polder}&r=${registers['PF-HOME-03/import']},${registers['PF-POOL-WEST/import']}&year=${outageYear}`,
       demandResponse: '/console#/demand-response',
       market: `/console#/market?org=${organizations.operator.id}`,
+      loop: `/console#/market?org=${polder}&from=${isoDay(plan.market.start)}&to=${isoDay(plan.market.end - DAY)}`,
     },
   };
 }

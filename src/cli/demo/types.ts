@@ -22,7 +22,9 @@ export interface DemoWorld {
   resources: Record<ResourceKey, number>;
   marketZoneId: number;
   market: { start: string; end: string; flexibilityTransactions: number; availabilityTransactions: number; validated: number; settled: number };
-  vtn: { organization: OrganizationKey; vens: { venName: string; venID: string; clientId: string; clientSecret: string }[]; subscriptionIds: string[] };
+  vtn: { organization: OrganizationKey; vens: { venName: string; venID: string; clientId: string; clientSecret: string; resources: Record<string, string> }[]; subscriptionIds: string[] };
+  /** The bound resource whose loop can be followed: its transactions' events and the VEN's usage reports. */
+  loop: { resource: ResourceKey; venID: string; venResourceID: string; transactions: number; events: string[]; reports: string[]; accepted: number; resolved: number };
   /** Console pages that show the world (paths below the server's base URL). */
-  links: { readings: string; coverage: string; demandResponse: string; market: string };
+  links: { readings: string; coverage: string; demandResponse: string; market: string; loop: string };
 }

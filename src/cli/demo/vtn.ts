@@ -29,7 +29,7 @@ export async function demandResponse(api: DemoApi, plan: DemoPlan, c: VtnContext
   for (const p of v.programs) {
     const created = await api.post(
       `${VTN}/programs`,
-      { programName: p.programName, programLongName: p.programLongName, payloadDescriptors: [{ objectType: 'EVENT_PAYLOAD_DESCRIPTOR', payloadType: p.payloadType, units: p.units ?? null, currency: p.units ? 'EUR' : null }] },
+      { programName: p.programName, programLongName: p.programLongName, payloadDescriptors: [{ objectType: 'EVENT_PAYLOAD_DESCRIPTOR', payloadType: p.payloadType, units: p.units ?? null, currency: p.payloadType === 'PRICE' ? 'EUR' : null }] },
       bl.token,
     );
     programs[p.programName] = created.id;
@@ -39,12 +39,13 @@ export async function demandResponse(api: DemoApi, plan: DemoPlan, c: VtnContext
   for (const ven of v.vens) {
     const cred = await credential(ven.venName, ven.scopes);
     const created = await api.post(`${VTN}/vens`, { venName: ven.venName, clientID: cred.clientId }, bl.token);
-    for (const resourceName of ven.resources) await api.post(`${VTN}/vens/${created.id}/resources`, { resourceName }, bl.token);
-    vens.push({ venName: ven.venName, venID: created.id, clientId: cred.clientId, clientSecret: cred.clientSecret });
-    if (c.venCallbackUrl) {
+    const resources: Record<string, string> = {};
+    for (const resourceName of ven.resources) resources[resourceName] = (await api.post(`${VTN}/vens/${created.id}/resources`, { resourceName }, bl.token)).id;
+    vens.push({ venName: ven.venName, venID: created.id, clientId: cred.clientId, clientSecret: cred.clientSecret, resources });
+    for (const program of c.venCallbackUrl ? ven.subscribesTo : []) {
       const sub = await api.post(
         `${VTN}/subscriptions`,
-        { clientName: ven.venName, programID: programs[ven.subscribesTo], objectOperations: [{ objects: ['EVENT'], operations: ['POST', 'PUT', 'DELETE'], callbackUrl: `${c.venCallbackUrl}/${ven.venName}` }] },
+        { clientName: ven.venName, programID: programs[program], objectOperations: [{ objects: ['EVENT'], operations: ['POST', 'PUT', 'DELETE'], callbackUrl: `${c.venCallbackUrl}/${ven.venName}` }] },
         cred.token,
       );
       subscriptionIds.push(sub.id);

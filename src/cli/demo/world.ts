@@ -222,6 +222,14 @@ export const RESOURCES: ResourcePlan[] = [
   { key: 'depot', owner: 'aurora', name: 'EV depot Sloterdijk', type: ResourceType.FlexibleConsumption, regulationType: RegulationType.Up, maxQuantity: 66, allowedProducts: [ProductType.FlexibilityUp, ProductType.AvailabilityUp], actual: 'AC-DEPOT-AMS/import', reference: 'AC-DEPOT-AMS/baseline' },
 ];
 
+/** The market zone; the provider's VTN dispatches its transactions in a program of this name. */
+export const ZONE_NAME = 'NL North';
+
+/** The grid resource bound to the VEN resource controlling it, whose whole loop can be followed:
+ * its transactions are dispatched to the VEN as events, and the VEN (not the meter) reports its
+ * usage during them, which delivery validation reads (docs/flexibility-loop.md). */
+export const LOOP = { resource: 'battery' as ResourceKey, ven: 'ven-battery', venResource: 'battery-zeeburg', register: 'PF-BAT-ZEEBURG/net' };
+
 export const SUBSTATIONS = [
   { name: 'Nord 10 kV', impacts: { pool: 0.9, battery: 1, depot: 0.3 } },
   { name: 'Sloterdijk 10 kV', impacts: { depot: 1, pool: 0.2 } },
