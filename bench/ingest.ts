@@ -201,6 +201,13 @@ async function blockDisk(): Promise<{ bytes: number; readings: number }> {
   return { bytes: Number(rows[0]!.bytes), readings: Number(rows[0]!.readings ?? 0) };
 }
 
+/** Bytes of the block table's live rows (after a vacuum: the rest of its pages is free space). */
+async function liveBlockBytes(): Promise<number> {
+  await db.pool.query('CREATE EXTENSION IF NOT EXISTS pgstattuple');
+  const { rows } = await db.pool.query<{ b: string }>("SELECT tuple_len AS b FROM pgstattuple('reading_blocks')");
+  return Number(rows[0]!.b);
+}
+
 /** 1% of the readings (register position, reading index), in runs of `run` consecutive ones,
  * reproducible per round. */
 function correctionSet(round: number, run: number): Map<number, number[]> {
@@ -250,14 +257,21 @@ interface Storage {
   influxBytesPerReading: number | null;
   /** Growth of the block table after correcting 1% twice, runs of 16 readings (4 hours). */
   growthRuns: number;
-  /** The same with 1% of single readings scattered at random (for information). */
+  /** The same with 1% of single readings scattered at random (for information): the files'
+   * growth, */
   growthScattered: number;
+  /** the growth of the live rows' bytes (pgstattuple's tuple_len: the rest is free space a
+   * vacuum left for the next writes), */
+  growthScatteredLive: number;
+  /** and what is left of the files' growth once the next month of readings is ingested after
+   * the corrections (against twice the first month's bytes). */
+  growthScatteredAfterNextMonth: number;
   correctionMs: number[];
 }
 const storage = new Map<DataKind, Storage>();
 for (const [kindIndex, kind] of KINDS.entries()) {
   const start = monthStart(kindIndex * 60 + 50);
-  const growth: Record<'runs' | 'scattered', number> = { runs: NaN, scattered: NaN };
+  const growth: Record<'runs' | 'scattered' | 'scatteredLive' | 'scatteredAfterNextMonth', number> = { runs: NaN, scattered: NaN, scatteredLive: NaN, scatteredAfterNextMonth: NaN };
   let bytesPerReading = NaN;
   const correctionMs: number[] = [];
   for (const [mode, run] of [['runs', 16], ['scattered', 1]] as const) {
@@ -265,6 +279,7 @@ for (const [kindIndex, kind] of KINDS.entries()) {
     await settle(db);
     await post(readingsBody(fleet.meters, start, READINGS, valuesOf(kind, start)));
     const before = await blockDisk();
+    const liveBefore = await liveBlockBytes();
     if (mode === 'runs') bytesPerReading = before.bytes / before.readings;
     for (const round of [1, 2]) {
       const t0 = performance.now();
@@ -274,6 +289,13 @@ for (const [kindIndex, kind] of KINDS.entries()) {
     const after = await blockDisk();
     growth[mode] = after.bytes / before.bytes - 1;
     console.log(`${kind} storage, 1% corrected twice (${mode}): ${fmt(before.bytes)} → ${fmt(after.bytes)} bytes (${(100 * growth[mode]).toFixed(1)}%); ${(before.bytes / before.readings).toFixed(2)} bytes per reading before`);
+    if (mode === 'scattered') {
+      growth.scatteredLive = (await liveBlockBytes()) / liveBefore - 1;
+      await post(readingsBody(fleet.meters, monthStart(kindIndex * 60 + 51), READINGS, valuesOf(kind, monthStart(kindIndex * 60 + 51))));
+      const next = await blockDisk();
+      growth.scatteredAfterNextMonth = next.bytes / (2 * before.bytes) - 1;
+      console.log(`  live rows +${(100 * growth.scatteredLive).toFixed(1)}%; after the next month is ingested: ${fmt(next.bytes)} bytes, +${(100 * growth.scatteredAfterNextMonth).toFixed(1)}% against twice the first month`);
+    }
   }
   // The same points as rows (PostgreSQL's own layout) and in InfluxDB.
   const partition = await rowPartition(start);
@@ -300,6 +322,8 @@ for (const [kindIndex, kind] of KINDS.entries()) {
     influxBytesPerReading: influxBytes === null ? null : influxBytes / TOTAL,
     growthRuns: growth.runs,
     growthScattered: growth.scattered,
+    growthScatteredLive: growth.scatteredLive,
+    growthScatteredAfterNextMonth: growth.scatteredAfterNextMonth,
     correctionMs,
   });
 }
@@ -420,7 +444,7 @@ for (const kind of KINDS) {
     `disk bytes per stored reading (table, indexes, TOAST; after a checkpoint and a vacuum): ${st.bytesPerReading.toFixed(2)}${kind === 'meter' ? ' (target ≤ 3)' : ''}; ` +
       `InfluxDB ${st.influxBytesPerReading?.toFixed(2) ?? 'n/a'}; PostgreSQL rows ${st.rowTableBytesPerReading.toFixed(1)}`,
   );
-  console.log(`after correcting 1% twice: +${(100 * st.growthRuns).toFixed(1)}% in runs of 4 hours (target ≤ 5%), +${(100 * st.growthScattered).toFixed(1)}% as scattered single readings`);
+  console.log(`after correcting 1% twice: +${(100 * st.growthRuns).toFixed(1)}% in runs of 4 hours (target ≤ 5%), +${(100 * st.growthScattered).toFixed(1)}% as scattered single readings (live rows +${(100 * st.growthScatteredLive).toFixed(1)}%; +${(100 * st.growthScatteredAfterNextMonth).toFixed(1)}% once the next month is in)`);
   perKind[kind] = { readingsPerSecond: Object.fromEntries(Object.entries(s).map(([k, v]) => [k, v.length ? spread((v as number[]).map(rate)) : null])), ratios, storage: st };
 }
 console.log(`GET /health during a fresh POST: ${healthMs.length} answers, p50 ${fmt(median(healthMs))} ms, p90 ${fmt(healthP90)} ms, max ${fmt(Math.max(...healthMs))} ms (target p90 < 100 ms)`);
