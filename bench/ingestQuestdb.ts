@@ -2,18 +2,26 @@
 // (TIMESERIES_BACKEND=questdb) against QuestDB used directly, in the same run, on the same server:
 //   - Flex: one POST /api/readings of 1,000 registers × 1,000 readings (1M), timed from the first
 //     byte sent to the 204 — which Flex sends only once QuestDB has applied the batch, so the
-//     204 is "readable"; then the same body again (corrections: every reading replaced);
+//     204 is "readable"; then the same readings with other values (corrections: every reading
+//     gets a new version; the same body again would change nothing: a reading posted again
+//     unchanged keeps its version);
 //   - QuestDB direct (bench/support/questdbPeer.ts): the same 1M points as ILP over HTTP in 10
 //     bodies posted in parallel, timed until QuestDB has applied them (wal_tables()); then the
-//     same bodies again (QuestDB's own corrections: DEDUP replaces every row, which costs QuestDB
-//     more than appending a fresh month), the peer of Flex's corrections;
-//   - the server's peak RSS during each POST.
+//     same points with the same other values (QuestDB's own corrections: DEDUP replaces every
+//     row, which costs QuestDB more than appending a fresh month, and keeps no version), the peer
+//     of Flex's corrections;
+//   - the server's peak RSS during each POST;
+//   - that versions are kept: after the corrections, every reading of the month has its replaced
+//     value in the versions table (checked, not timed apart: it is part of the corrections' time);
+//   - 50 POSTs at once into the same 10 register-days (each every quarter hour of them): all
+//     204, throughput printed, the values each replaced kept.
 // Each run writes fresh months (both sides), tables are the bench's own and dropped at the end.
 //   QUESTDB_HTTP_URL=http://127.0.0.1:9000 QUESTDB_PG_URL=postgres://admin:quest@127.0.0.1:8812/qdb \
 //     BACKEND=questdb npm run bench:ingest     (RUNS=5, PEER_BODIES=10, CPU_PROF=1 to profile)
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { busyMs, hotFunctions, readProfiles } from './support/cpuProfile.ts';
 import { numbers, questdbUrls } from './support/env.ts';
@@ -74,8 +82,16 @@ async function visibleRows(table: string, startMs: number): Promise<number> {
   const { rows } = await questdb.query(`SELECT count() AS n FROM ${table} WHERE ts >= $1 AND ts < $2`, [new Date(startMs), new Date(monthStart(1000))]);
   return Number(rows[0].n);
 }
+/** Superseded versions of readings in [startMs, endMs), in Flex's versions table. */
+async function keptVersions(startMs: number, endMs: number): Promise<number> {
+  const { rows } = await questdb.query(`SELECT count() AS n FROM ${flexTable}_versions WHERE reading_ts >= $1 AND reading_ts < $2`, [new Date(startMs), new Date(endMs)]);
+  return Number(rows[0].n);
+}
 
 const rate = (ms: number) => TOTAL / (ms / 1000);
+/** The same readings with other values, alike in the JSON body and in ILP: a digit 1 before each
+ * value's text (12.345 → 112.345; every value of the bench is a number from 0 to 99.999). */
+const corrected = (text: Buffer, before: string) => Buffer.from(text.toString('latin1').replaceAll(before, `${before}1`), 'latin1');
 const samples = { fresh: [] as number[], corrections: [] as number[], peer: [] as number[], peerAck: [] as number[], peerCorrections: [] as number[] };
 const rss = { fresh: [] as number[], corrections: [] as number[], idle: [] as number[] };
 let bodyBytes = 0;
@@ -88,10 +104,16 @@ for (let round = 0; round <= RUNS; round += 1) {
   // The 204 promises read-your-writes: every reading is there now.
   const seen = await visibleRows(flexTable, monthStart(month));
   if (seen !== TOTAL) throw new Error(`after the 204, QuestDB shows ${seen} of ${TOTAL} readings`);
-  const corrections = await post(body);
+  const corrections = await post(corrected(body, '"value":'));
+  // Versions kept: each reading's first value is in the versions table now.
+  const kept = await keptVersions(monthStart(month), monthStart(month) + READINGS * 900_000);
+  if (kept !== TOTAL) throw new Error(`after the corrections, ${kept} of ${TOTAL} replaced values are in the versions table`);
   const peerBodies = ilpBodies(peer.table, registerIds, monthStart(month), READINGS, PEER_BODIES);
   const peerRun = await peer.ingest(peerBodies, PEER_BODIES);
-  const peerAgain = await peer.ingest(peerBodies, PEER_BODIES);
+  const peerAgain = await peer.ingest(
+    peerBodies.map((b) => corrected(b, ' value=')),
+    PEER_BODIES,
+  );
   const label = round === 0 ? 'warm-up' : `run ${round}/${RUNS}`;
   console.log(
     `${label}: Flex POST ${fmt(rate(fresh.ms))}/s (${fmt(fresh.ms)} ms, peak RSS ${mib(fresh.peakRss)}), corrections ${fmt(rate(corrections.ms))}/s, ` +
@@ -107,6 +129,32 @@ for (let round = 0; round <= RUNS; round += 1) {
   rss.corrections.push(corrections.peakRss);
 }
 
+// 50 writers at once into the same 10 register-days: each POST every quarter hour of one day of
+// 10 registers (960 readings), its own values; all must answer 204.
+const WRITERS = 50;
+const sameDays = { meters: fleet.meters.slice(0, 1).map((m) => ({ ...m, registers: m.registers.slice(0, 10) })), start: monthStart(190) };
+/** One day of quarter hours of each register of `meters`, values w × 1000 + i. */
+const dayBody = (meters: typeof sameDays.meters, start: number, w: number) =>
+  Buffer.from(
+    JSON.stringify({
+      meters: meters.map((m) => ({
+        id: m.externalId,
+        registers: m.registers.map((r) => ({ id: r.externalId, values: Array.from({ length: 96 }, (_, i) => ({ timestamp: new Date(start + i * 900_000).toISOString(), value: w * 1000 + i, resolution: 900 })) })),
+      })),
+    }),
+  );
+const writerBodies = Array.from({ length: WRITERS }, (_, w) => dayBody(sameDays.meters, sameDays.start, w));
+const concurrentStart = performance.now();
+const concurrent = await Promise.all(writerBodies.map((b) => post(b).then(() => 204, (err: Error) => err.message)));
+const concurrentMs = performance.now() - concurrentStart;
+const refusedWriters = concurrent.filter((c) => c !== 204);
+if (refusedWriters.length > 0) throw new Error(`${refusedWriters.length} of ${WRITERS} concurrent writers failed: ${String(refusedWriters[0]).slice(0, 300)}`);
+const concurrentVersions = await keptVersions(sameDays.start, sameDays.start + 86_400_000);
+console.log(
+  `${WRITERS} concurrent POSTs into the same 10 register-days: all 204 in ${fmt(concurrentMs)} ms (${fmt((WRITERS * 960) / (concurrentMs / 1000))} readings/s); ` +
+    `${fmt(concurrentVersions)} replaced values kept (${fmt((WRITERS - 1) * 960)} expected)`,
+);
+
 await server.stop();
 await questdb.end();
 const serverProfiles = profileDir ? readProfiles(profileDir) : [];
@@ -120,7 +168,7 @@ console.table([
   { path: 'Flex POST /api/readings on QuestDB (corrections)', ...figures(samples.corrections) },
   { path: `${peer.version} direct, ILP/HTTP ${PEER_BODIES} bodies in parallel, until visible`, ...figures(samples.peer) },
   { path: `${peer.version} direct, until the last 204 (not yet visible)`, ...figures(samples.peerAck) },
-  { path: `${peer.version} direct, the same bodies again (corrections, DEDUP), until visible`, ...figures(samples.peerCorrections) },
+  { path: `${peer.version} direct, the same points with other values (corrections, DEDUP), until visible`, ...figures(samples.peerCorrections) },
 ]);
 const ratios = {
   freshToQuestDb: median(samples.fresh.map(rate)) / median(samples.peer.map(rate)),
@@ -151,10 +199,12 @@ const file = writeResults('ingest-questdb', {
   ratios,
   targets: { freshToQuestDb: 0.6, correctionsToQuestDb: 0.6, peakRssBytes: 2 ** 30 },
   peakRssBytes: { fresh: spread(rss.fresh), corrections: spread(rss.corrections), idleBefore: median(rss.idle) },
+  concurrentWriters: { writers: WRITERS, readingsEach: 960, ms: concurrentMs, readingsPerSecond: (WRITERS * 960) / (concurrentMs / 1000), versionsKept: concurrentVersions },
   profiles,
 });
 console.log(`written ${file}`);
 await peer.exec(`DROP TABLE IF EXISTS ${flexTable}`);
+await peer.exec(`DROP TABLE IF EXISTS ${flexTable}_versions`);
 await peer.dropTable();
 if (profileDir) fs.rmSync(profileDir, { recursive: true, force: true });
 await db.close();

@@ -119,14 +119,17 @@ if (WEBHOOK_ROUNDS > 0) {
   for (let r = 0; r < WEBHOOK_ROUNDS; r += 1) {
     await fetch(`${receiverUrl}/reset`);
     const t0 = Date.now();
-    await call(base, 'POST', `${V31}/events`, bl, event(100 + r));
+    await call(base, 'POST', `${V31}/events`, bl, event(100 + r)).catch((err) => {
+      throw new Error(`the event's POST failed after ${Date.now() - t0} ms`, { cause: err });
+    });
+    const answered = Date.now() - t0;
     for (;;) {
       const n = Number(await (await fetch(receiverUrl)).text());
       if (n >= VENS) break;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     webhookTimes.push(Date.now() - t0);
-    console.log(`webhook round ${r + 1}: last of ${VENS} notifications after ${Date.now() - t0} ms`);
+    console.log(`webhook round ${r + 1}: the event's POST answered after ${answered} ms, the last of ${VENS} notifications after ${Date.now() - t0} ms`);
   }
   receiver.kill();
 }

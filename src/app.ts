@@ -201,6 +201,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         store: timeSeries,
         virtual,
         maxPoints: config.readingsMaxPoints,
+        versionsRetention: config.readingVersionsRetention,
         metrics: domainMetrics,
         rateLimit: [
           { seconds: 1, max: config.rateLimitReadingsPerSecond },

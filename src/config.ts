@@ -5,6 +5,7 @@ import { availableParallelism } from 'node:os';
 import { PAT_FORMAT, PAT_FORMAT_TEXT } from './auth/secrets.ts';
 import { ALL_ENCODINGS, ZSTD_AVAILABLE, type Encoding } from './http/compression.ts';
 import { ORIGIN_FORMAT } from './http/cors.ts';
+import { FOREVER, parseRetention, type Retention } from './shared/readings/retention.ts';
 export interface Config {
   host: string;
   port: number;
@@ -42,6 +43,8 @@ export interface Config {
   questdbPurgeIntervalMs: number;
   readingsMaxPoints: number;
   queryParts: number;
+  /** How long superseded reading versions are kept (READING_VERSIONS_RETENTION). */
+  readingVersionsRetention: Retention;
   clearingIntervalMs: number;
   /** Delivery validation: wait after a transaction's end, step interval, retry delay, window. */
   validationDelayMs: number;
@@ -144,6 +147,7 @@ export const CONFIG_DOCS: ConfigDoc[] = [
   { name: 'QUESTDB_WRITE_CONNECTIONS', default: '4', description: 'ILP/HTTP requests one POST /api/readings sends to QuestDB at once (its batch goes in chunks of 100,000 readings).' },
   { name: 'QUESTDB_PURGE_INTERVAL_MS', default: '60000', description: 'How often deleted registers\' readings are purged from QuestDB (a month partition holding them is rewritten while writes to that month wait; docs/questdb.md); 0: never (they stay hidden).' },
   { name: 'QUERY_PARTS', default: 'CPU count, at most 4', description: 'Large reading queries (PostgreSQL backend) fetch their blocks in this many parts, by registers or by days, at once on separate connections; 1 = never split.' },
+  { name: 'READING_VERSIONS_RETENTION', default: 'forever', description: 'How long superseded reading versions are kept: an ISO 8601 duration (P90D, P2Y, PT12H) or `forever`. A GET /api/readings with an `asOf` older than now minus this is a 400 naming the limit; older versions are purged in the background (docs/meter-data.md).' },
   { name: 'READINGS_MAX_POINTS', default: '500000', description: 'Most readings one GET /api/readings response may hold (registers × points); more is a 400 asking for a shorter period or a larger resolution.' },
   { name: 'CLEARING_INTERVAL_MS', default: '5000', description: 'How often availability orders past their expiresAt are looked for and cleared (on every instance; each order clears once).' },
   { name: 'VALIDATION_DELAY_MS', default: '3600000', description: 'How long after a transaction’s end its delivery is validated from meter data (time for the readings to arrive).' },
@@ -251,6 +255,14 @@ function compressionEncodings(r: Reader): Encoding[] {
   return [...new Set(names)].filter((e): e is Encoding => (ALL_ENCODINGS as readonly string[]).includes(e));
 }
 
+function readingVersionsRetention(r: Reader): Retention {
+  const value = r.raw('READING_VERSIONS_RETENTION');
+  if (value === undefined) return FOREVER;
+  const retention = parseRetention(value);
+  if (!retention) r.problems.push(`READING_VERSIONS_RETENTION must be an ISO 8601 duration such as P90D, P2Y or PT12H, or forever, got ${JSON.stringify(value)}`);
+  return retention ?? FOREVER;
+}
+
 function corsOrigins(r: Reader): string[] {
   const value = r.raw('CORS_ORIGINS');
   if (value === undefined) return [];
@@ -305,6 +317,7 @@ export function loadConfig(env: Env = process.env): Config {
     questdbWriteConnections: r.int('QUESTDB_WRITE_CONNECTIONS', 4, 1, 64),
     questdbPurgeIntervalMs: r.int('QUESTDB_PURGE_INTERVAL_MS', 60_000, 0, 86_400_000),
     readingsMaxPoints: r.int('READINGS_MAX_POINTS', 500_000, 1, 50_000_000),
+    readingVersionsRetention: readingVersionsRetention(r),
     queryParts: r.int('QUERY_PARTS', Math.min(4, availableParallelism()), 1, 64),
     clearingIntervalMs: r.int('CLEARING_INTERVAL_MS', 5000, 100, 3_600_000),
     validationDelayMs: r.int('VALIDATION_DELAY_MS', 3_600_000, 0, 31 * 86_400_000),
@@ -355,7 +368,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (config.timeseriesBackend === 'questdb' && (!config.questdbHttpUrl || !config.questdbPgUrl)) {
     r.problems.push('TIMESERIES_BACKEND=questdb needs QUESTDB_HTTP_URL and QUESTDB_PG_URL');
   }
-  if (!/^[A-Za-z_][A-Za-z0-9_]{0,126}$/.test(config.questdbTable)) r.problems.push('QUESTDB_TABLE must be letters, digits and _ (not starting with a digit)');
+  if (!/^[A-Za-z_][A-Za-z0-9_]{0,117}$/.test(config.questdbTable)) r.problems.push('QUESTDB_TABLE must be letters, digits and _ (not starting with a digit), at most 118 characters');
   if (config.vtnWebhookBackoffCapMs < config.vtnWebhookBackoffBaseMs) r.problems.push('VTN_WEBHOOK_BACKOFF_CAP_MS must not be below VTN_WEBHOOK_BACKOFF_BASE_MS');
   if (!/^(\/[A-Za-z0-9._~-]+)+$/.test(config.vtn31BasePath) || config.vtn31BasePath === '/api/openadr/v1') r.problems.push('VTN31_BASE_PATH must be a path like /api/openadr/3.1.0 (not the v1 path)');
   if (config.mqttUrl !== undefined && !/^mqtts?:\/\//.test(config.mqttUrl)) r.problems.push('MQTT_URL must start with mqtt:// or mqtts://');

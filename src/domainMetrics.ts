@@ -79,7 +79,7 @@ export class DomainMetrics {
       labelNames: ['backend', 'resolution'],
       registers,
     });
-    this.jobRuns = new client.Counter({ name: 'flex_job_runs_total', help: 'Steps of periodic jobs by outcome (clearing, delivery-validation; questdb-replay, questdb-purge on QuestDB)', labelNames: ['job', 'outcome'], registers });
+    this.jobRuns = new client.Counter({ name: 'flex_job_runs_total', help: 'Steps of periodic jobs by outcome (clearing, delivery-validation, reading-versions-purge; questdb-replay, questdb-purge on QuestDB)', labelNames: ['job', 'outcome'], registers });
     this.jobDuration = latency('flex_job_duration_seconds', 'Duration of one periodic job step', ['job']);
     this.jobItems = new client.Counter({
       name: 'flex_job_items_total',

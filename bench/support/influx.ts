@@ -17,6 +17,11 @@ export interface Influx {
   url: string;
   pid: number;
   version: string;
+  /** Its meta, data and WAL directories are under this one (`data/<db>`, `wal/<db>`). */
+  dir: string;
+  /** Bytes on disk of a database: its TSM files, indexes and WAL, as allocated (its series file is
+   * preallocated and sparse: its apparent size, 33 MB for a thousand series, is not on disk). */
+  diskBytes(db: string): number;
   query(q: string, db?: string): Promise<{ ms: number; bytes: number; body: string }>;
   /** Writes the batches with `concurrency` requests in flight; ms from the first byte sent to the last 204. */
   writeBatches(db: string, batches: readonly string[], concurrency: number): Promise<number>;
@@ -112,6 +117,15 @@ export async function startInflux(binary: string, extraData = ''): Promise<Influ
     url,
     pid: child.pid!,
     version,
+    dir,
+    diskBytes(db) {
+      const size = (p: string): number => {
+        if (!fs.existsSync(p)) return 0;
+        const st = fs.statSync(p);
+        return st.isDirectory() ? fs.readdirSync(p).reduce((n, f) => n + size(path.join(p, f)), 0) : st.blocks * 512;
+      };
+      return size(path.join(dir, 'data', db)) + size(path.join(dir, 'wal', db));
+    },
     async query(q, db) {
       const params = new URLSearchParams({ q, ...(db ? { db } : {}) });
       const r = await timedRequest(`${url}/query`, 'POST', { 'content-type': 'application/x-www-form-urlencoded' }, params.toString(), true);

@@ -60,7 +60,7 @@ const inList = (ids: readonly (number | string)[]) => ids.map((id) => sqlText(St
 /** The same points as readingsBody/copyBinary (register r = registerIds[r], reading i at
  * startMs + i × 15 min, value valueOf(r, i)) as ILP lines, split into `parts` bodies of whole
  * registers:  <table>,register_id=<id> value=<v>,resolution=900i,updated_at=<µs>t <ns> */
-export function ilpBodies(table: string, registerIds: readonly (number | string)[], startMs: number, count: number, parts: number, updatedAtMs = Date.now()): Buffer[] {
+export function ilpBodies(table: string, registerIds: readonly (number | string)[], startMs: number, count: number, parts: number, updatedAtMs = Date.now(), value: (r: number, i: number) => number = valueOf): Buffer[] {
   const nanos = Array.from({ length: count }, (_, i) => `${BigInt(startMs + i * STEP_SECONDS * 1000) * 1_000_000n}\n`);
   const tail = `,resolution=${STEP_SECONDS}i,updated_at=${updatedAtMs * 1000}t `;
   const perPart = Math.ceil(registerIds.length / parts);
@@ -69,7 +69,7 @@ export function ilpBodies(table: string, registerIds: readonly (number | string)
     const lines: string[] = [];
     for (let r = p; r < Math.min(p + perPart, registerIds.length); r += 1) {
       const prefix = `${table},register_id=${registerIds[r]} value=`;
-      for (let i = 0; i < count; i += 1) lines.push(`${prefix}${valueOf(r, i)}${tail}${nanos[i]}`);
+      for (let i = 0; i < count; i += 1) lines.push(`${prefix}${value(r, i)}${tail}${nanos[i]}`);
     }
     bodies.push(Buffer.from(lines.join('')));
   }

@@ -1,10 +1,11 @@
 #!/usr/bin/env node
-// `flex-export --register REF [--register REF ...] --start ISO --end ISO [--resolution SECONDS] [--output FILE] [--url URL --token TOKEN [--organization ID]]`
+// `flex-export --register REF [--register REF ...] --start ISO --end ISO [--resolution SECONDS] [--as-of ISO] [--output FILE] [--url URL --token TOKEN [--organization ID]]`
 // Writes readings as CSV (registerId,timestamp,periodTo,updatedAt,value,resolution) to stdout or
 // FILE, page by page (docs/import-export.md), from the database (DATABASE_URL or the embedded
 // PostgreSQL of DATA_DIR) or, with --url, through a running server's GET /api/readings. A
 // register is named by its numeric id or as METER/REGISTER (externalIds, or numeric ids, of the
-// meter and of the register on it). Progress and the summary go to stderr: stdout carries only
+// meter and of the register on it). With --as-of the readings are exported as recorded at that
+// instant (one consistent snapshot however long the export takes). Progress and the summary go to stderr: stdout carries only
 // the CSV. Virtual registers are refused: they are computed on read over the requested period
 // (a running total depends on where the period starts), which a paged export cannot reproduce.
 // Exit codes: 0 done, 1 failed (database, server, output), 2 bad usage or unknown/virtual
@@ -27,7 +28,7 @@ import { summary } from './summary.ts';
 const EXIT = { ok: 0, failed: 1, usage: 2, interrupted: 130 } as const;
 const MAX_RESOLUTION = 31 * 86400; // as GET /api/readings
 
-const USAGE = `usage: flex-export --register REF [--register REF ...] --start ISO --end ISO [--resolution SECONDS] [--output FILE]
+const USAGE = `usage: flex-export --register REF [--register REF ...] --start ISO --end ISO [--resolution SECONDS] [--as-of ISO] [--output FILE]
                    [--url URL --token TOKEN [--organization ID]]
   (from the source tree: npm run -s export -- …; -s keeps npm's banner out of stdout)
   --register REF       a numeric register id (as in GET /api/readings) or METER/REGISTER: the meter's
@@ -37,6 +38,8 @@ const USAGE = `usage: flex-export --register REF [--register REF ...] --start IS
   --resolution S       0 (default) = readings as stored; S > 0 = S-second buckets (86400 = local days),
                        energy and volume summed, other quantities averaged; S must divide a day
                        evenly or be a whole number of days
+  --as-of ISO          the readings as recorded at this instant, ISO 8601 UTC (default: now, page by
+                       page); not before the versions kept (READING_VERSIONS_RETENTION)
   --output FILE        write to FILE instead of stdout
   --progress-interval S  seconds between progress lines when stderr is not a terminal (default 5)
   --url URL, --token TOKEN  remote mode: read through GET /api/readings of this server with this bearer
@@ -52,6 +55,7 @@ interface Options extends SharedOptions {
   start: number;
   end: number;
   resolution: number;
+  asOf: number | undefined;
   output: string | undefined;
 }
 
@@ -62,6 +66,7 @@ function readOptions(argv: string[]): Options | string {
       start: { type: 'string' },
       end: { type: 'string' },
       resolution: { type: 'string' },
+      'as-of': { type: 'string' },
       output: { type: 'string', short: 'o' },
       organization: { type: 'string' },
     });
@@ -91,6 +96,9 @@ function readOptions(argv: string[]): Options | string {
     if (!/^\d+$/.test(values.resolution ?? '0') || resolution > MAX_RESOLUTION) return `--resolution must be an integer from 0 to ${MAX_RESOLUTION} seconds, got ${JSON.stringify(values.resolution)}`;
     const badResolution = resolutionError(resolution);
     if (badResolution) return `--${badResolution}`;
+    const asOfText = values['as-of'];
+    const asOf = asOfText === undefined ? undefined : parseUtcTimestamp(asOfText);
+    if (asOfText !== undefined && asOf === undefined) return `--as-of must be an ISO 8601 UTC date-time such as 2024-03-01T00:00:00Z, got ${JSON.stringify(asOfText)}`;
     return {
       ...shared,
       registers,
@@ -98,6 +106,7 @@ function readOptions(argv: string[]): Options | string {
       start,
       end,
       resolution,
+      asOf,
       output: values.output,
     };
   } catch (err) {
@@ -150,8 +159,12 @@ async function openSource(o: Options, config: Config, signal: AbortSignal): Prom
     const ids = [...new Set(o.registers.map((r) => ('id' in r ? r.id : named[k++]!)))];
     const organizationId = o.organizationId ?? (await api.getJson<{ organizationId: number | null }>('/api/me')).organizationId;
     if (organizationId === null) return 'the token belongs to no organization: name one with --organization';
-    const pages = remotePages(api, { organizationId, registerIds: ids, start: o.start, end: o.end, resolution: o.resolution });
+    const pages = remotePages(api, { organizationId, registerIds: ids, start: o.start, end: o.end, resolution: o.resolution, asOf: o.asOf });
     return { pages, registers: ids.length, where: `${api.where} (GET /api/readings)`, close: async () => undefined };
+  }
+  if (o.asOf !== undefined) {
+    const limit = config.readingVersionsRetention.cutoff(Date.now());
+    if (o.asOf < limit) return `--as-of is before the reading versions kept (READING_VERSIONS_RETENTION ${config.readingVersionsRetention.text}): the earliest is now ${new Date(limit).toISOString()}`;
   }
   const db = await openCliDatabase(config, cliLogger(config));
   try {
@@ -161,7 +174,7 @@ async function openSource(o: Options, config: Config, signal: AbortSignal): Prom
       await db.close();
       return registers;
     }
-    const pages = exportPages(db.store, { registers, start: o.start, end: o.end, resolution: o.resolution });
+    const pages = exportPages(db.store, { registers, start: o.start, end: o.end, resolution: o.resolution, asOf: o.asOf });
     return { pages, registers: registers.length, where: db.where, close: () => db.close() };
   } catch (err) {
     await db.close();

@@ -28,6 +28,8 @@ export interface ExportQuery {
   end: number;
   /** 0 = as stored; otherwise bucket length in seconds. */
   resolution: number;
+  /** UTC ms: the readings as recorded at that instant (undefined: now, page by page). */
+  asOf?: number;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -47,6 +49,7 @@ async function* bucketPages(store: TimeSeriesStore, q: ExportQuery, register: Re
       start: from,
       end: to,
       resolutionSeconds: q.resolution,
+      asOf: q.asOf,
     });
     let text = '';
     const s = series!;
@@ -67,7 +70,7 @@ async function* storedPages(store: TimeSeriesStore, q: ExportQuery, register: Re
   let window = Math.min(widest, base);
   for (let from = q.start; from < q.end; ) {
     const to = Math.min(q.end, from + window);
-    const [s] = await store.readSeries({ registerIds: [register.id], start: from, end: to });
+    const [s] = await store.readSeries({ registerIds: [register.id], start: from, end: to, asOf: q.asOf });
     const n = s!.timestamps.length;
     let text = '';
     for (let i = 0; i < n; i += 1) {

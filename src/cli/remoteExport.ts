@@ -12,6 +12,8 @@ export interface RemoteExportQuery {
   start: number;
   end: number;
   resolution: number;
+  /** UTC ms: `asOf` of every request (undefined: none, each page as of when it is read). */
+  asOf?: number;
 }
 
 interface ApiReading {
@@ -41,6 +43,7 @@ export async function* remotePages(api: RemoteApi, q: RemoteExportQuery, pageRow
     for (let from = q.start; from < q.end; ) {
       const to = windowEnd(from, q, windowMs);
       const params = new URLSearchParams({ organizationId: String(q.organizationId), registerId: String(id), start: iso(from), end: iso(to), resolution: String(q.resolution) });
+      if (q.asOf !== undefined) params.set('asOf', iso(q.asOf));
       let answer: { registerId: number; readings: ApiReading[] }[];
       try {
         answer = await api.getJson(`/api/readings?${params}`);

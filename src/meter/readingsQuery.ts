@@ -6,7 +6,7 @@ import { HttpError, badRequest } from '../http/errors.ts';
 import type { ApiReply, Principal } from '../http/types.ts';
 import type { Queryable } from '../store/database.ts';
 import { releaseJson } from '../store/timeseries/readingJson.ts';
-import { TooManyPoints, ValueOutOfRange, type TimeSeriesStore } from '../store/timeseries/types.ts';
+import { TooManyPoints, ValueOutOfRange, type ReadingVersion, type TimeSeriesStore } from '../store/timeseries/types.ts';
 import { registersForRead, registersForReadBy, type RegisterForRead } from './meterStore.ts';
 import type { ReadWindow, VirtualEngine } from './virtualEngine.ts';
 
@@ -77,7 +77,7 @@ function outOfRange(err: ValueOutOfRange): HttpError {
  * check refuses, it is dropped unread. Virtual registers have nothing in the store. */
 function averagesBeforeCheck(deps: QueryDeps, q: ReadingsQuery, registerIds: readonly number[]): Promise<Map<number, Buffer>> | undefined {
   if (!q.forceAverage || q.resolution <= 0 || q.resolution % DAY_SECONDS === 0 || registerIds.length === 0) return undefined;
-  const answer = deps.store.bucketsJson({ registers: registerIds.map((id) => ({ id, aggregate: 'avg', timeZone: 'UTC' })), start: q.start, end: q.end, resolutionSeconds: q.resolution });
+  const answer = deps.store.bucketsJson({ registers: registerIds.map((id) => ({ id, aggregate: 'avg', timeZone: 'UTC' })), start: q.start, end: q.end, resolutionSeconds: q.resolution, asOf: q.asOf });
   // Not awaited when the check refuses: its failure then is nobody's (awaited below otherwise).
   answer.catch(() => undefined);
   return answer;
@@ -103,12 +103,13 @@ export async function queryReadings(deps: QueryDeps, q: ReadingsQuery, principal
       const part = early
         ? await early
         : q.resolution === 0
-          ? await deps.store.readJson({ registerIds: stored.map((r) => r.id), start: q.start, end: q.end }, deps.maxPoints)
+          ? await deps.store.readJson({ registerIds: stored.map((r) => r.id), start: q.start, end: q.end, asOf: q.asOf }, deps.maxPoints)
           : await deps.store.bucketsJson({
               registers: stored.map((r) => ({ id: r.id, aggregate: q.forceAverage ? 'avg' : aggregateOf(r), timeZone: r.timeZone })),
               start: q.start,
               end: q.end,
               resolutionSeconds: q.resolution,
+              asOf: q.asOf,
             });
       for (const r of stored) {
         const text = part.get(r.id);
@@ -125,6 +126,37 @@ export async function queryReadings(deps: QueryDeps, q: ReadingsQuery, principal
   registers.forEach((r, i) => pieces.push(Buffer.from(`${i === 0 ? '' : ','}{"registerId":${r.id},"readings":`), json.get(r.id) ?? EMPTY, CLOSE));
   pieces.push(END);
   return pieces;
+}
+
+/** GET /api/readings/versions: every version of each reading of the registers in [start, end)
+ * that has more than one, as `[{registerId, readings: [{timestamp, versions: [...]}]}]`, each
+ * register once in the order asked (a virtual register has none: its values are computed). */
+export async function queryVersions(deps: QueryDeps, q: ReadingsQuery, principal: Principal): Promise<RegisterVersions[]> {
+  if (q.start >= q.end) throw badRequest('start must be before end', [{ path: 'query.end', message: 'must be after start' }]);
+  const registerIds = [...new Set(q.registerIds)];
+  const registers = await checkedRegisters(deps, { ...q, registerIds }, principal);
+  const stored = registers.filter((r) => !r.isVirtual).map((r) => r.id);
+  let versions: Map<number, ReadingVersion[]>;
+  try {
+    versions = stored.length > 0 ? await deps.store.versions({ registerIds: stored, start: q.start, end: q.end }, deps.maxPoints) : new Map();
+  } catch (err) {
+    if (err instanceof TooManyPoints) throw tooMany(deps.maxPoints);
+    throw err;
+  }
+  return registers.map((r) => {
+    const readings: RegisterVersions['readings'] = [];
+    for (const v of versions.get(r.id) ?? []) {
+      let last = readings[readings.length - 1];
+      if (!last || last.timestamp.getTime() !== v.timestamp) readings.push((last = { timestamp: new Date(v.timestamp), versions: [] }));
+      last.versions.push({ value: v.value, resolution: v.resolution, recordedAt: new Date(v.recordedAt), supersededAt: v.supersededAt === null ? null : new Date(v.supersededAt) });
+    }
+    return { registerId: r.id, readings };
+  });
+}
+
+export interface RegisterVersions {
+  registerId: number;
+  readings: { timestamp: Date; versions: { value: number; resolution: number; recordedAt: Date; supersededAt: Date | null }[] }[];
 }
 
 /** The reply of GET /api/readings: the pieces of queryReadings, whose kept memory (lent by the

@@ -1,16 +1,17 @@
 // The reading endpoints: POST /api/readings (batches up to BODY_LIMIT_BYTES, rate limited per
 // OAuth client), GET /api/readings, GET /api/readings/average/hourly.
-import { HttpError } from '../http/errors.ts';
+import { HttpError, badRequest } from '../http/errors.ts';
 import { isJsonContentType } from '../http/router.ts';
-import { arrayOf, int32Id, objectSchema, querySchema, utcDateTime } from '../http/schemas.ts';
+import { arrayOf, dateTime, int32Id, objectSchema, querySchema, utcDateTime } from '../http/schemas.ts';
 import type { ApiRequest, RateLimitWindow, RouteDef } from '../http/types.ts';
 import { parseUtcTimestamp } from '../http/validation.ts';
 import type { TimeSeriesStore } from '../store/timeseries/types.ts';
 import type { Queryable } from '../store/database.ts';
 import { MAX_ID_LENGTH, MAX_RESOLUTION } from '../shared/readings/parseReadings.ts';
+import { FOREVER, type Retention } from '../shared/readings/retention.ts';
 import { resolutionLabel, type DomainMetrics, type RefusalReason } from '../domainMetrics.ts';
 import { ingestReadings, UnknownSeries } from './ingest.ts';
-import { queryReadings, readingsReply, type QueryDeps } from './readingsQuery.ts';
+import { queryReadings, queryVersions, readingsReply, type QueryDeps } from './readingsQuery.ts';
 import { registerReadingsSchema } from './schemas.ts';
 
 const externalIdRef = { type: 'string', minLength: 1, maxLength: MAX_ID_LENGTH } as const;
@@ -21,6 +22,8 @@ export interface ReadingsRouteDeps extends QueryDeps {
   rateLimit: readonly RateLimitWindow[];
   /** Readings ingested/refused, batch sizes, ingest and query latency (src/domainMetrics.ts). */
   metrics?: DomainMetrics;
+  /** How long superseded versions are kept (READING_VERSIONS_RETENTION): `asOf` before it is refused. */
+  versionsRetention?: Retention;
 }
 
 function refusalReason(err: unknown): RefusalReason {
@@ -74,10 +77,62 @@ const rangeProperties = {
   end: { ...utcDateTime, description: 'Exclusive, ISO 8601 UTC.' },
 };
 
-type RangeParams = { organizationId: number; registerId: number[]; start: string; end: string; resolution?: number };
+const asOfProperty = {
+  asOf: {
+    ...utcDateTime,
+    description:
+      'Answer as recorded at this instant (ISO 8601 UTC; default now): readings recorded later are absent or show the value they had then, and updatedAt is when the value shown was recorded; ' +
+      'virtual registers are computed from their sources as of that instant, with today’s definitions. An instant later than now answers as of now; one before the versions kept (READING_VERSIONS_RETENTION) is a 400.',
+  },
+};
+
+/** One reading's versions (GET /api/readings/versions). */
+const readingVersionsSchema = arrayOf(
+  objectSchema(
+    {
+      registerId: { type: 'integer' },
+      readings: arrayOf(
+        objectSchema(
+          {
+            timestamp: dateTime,
+            versions: arrayOf(
+              objectSchema(
+                {
+                  value: { type: 'number' },
+                  resolution: { type: 'integer' },
+                  recordedAt: { ...dateTime, description: 'When this value was recorded.' },
+                  supersededAt: { type: ['string', 'null'], format: 'date-time', description: 'When the next value was recorded; null for the current value.' },
+                },
+                ['value', 'resolution', 'recordedAt', 'supersededAt'],
+                { title: 'ReadingVersion' },
+              ),
+            ),
+          },
+          ['timestamp', 'versions'],
+        ),
+      ),
+    },
+    ['registerId', 'readings'],
+    { title: 'RegisterReadingVersions' },
+  ),
+);
+
+type RangeParams = { organizationId: number; registerId: number[]; start: string; end: string; resolution?: number; asOf?: string };
 
 export function readingsRoutes(deps: ReadingsRouteDeps): RouteDef[] {
-  const range = (q: RangeParams) => ({ organizationId: q.organizationId, registerIds: q.registerId, start: parseUtcTimestamp(q.start)!, end: parseUtcTimestamp(q.end)! });
+  const retention = deps.versionsRetention ?? FOREVER;
+  /** `asOf` as UTC ms; an instant before the versions kept is refused (their answer is gone). */
+  const asOf = (text: string | undefined): number | undefined => {
+    if (text === undefined) return undefined;
+    const at = parseUtcTimestamp(text)!;
+    const limit = retention.cutoff(Date.now());
+    if (at < limit)
+      throw badRequest(`asOf is before the reading versions kept (READING_VERSIONS_RETENTION ${retention.text}): the earliest answerable instant is now ${new Date(limit).toISOString()}`, [
+        { path: 'query.asOf', message: `must not be before ${new Date(limit).toISOString()} (versions are kept for ${retention.text})` },
+      ]);
+    return at;
+  };
+  const range = (q: RangeParams) => ({ organizationId: q.organizationId, registerIds: q.registerId, start: parseUtcTimestamp(q.start)!, end: parseUtcTimestamp(q.end)!, asOf: asOf(q.asOf) });
   const { metrics } = deps;
   const backend = deps.store.backend;
   /** Runs a read and observes its latency and size (answers only; refused reads are HTTP metrics). */
@@ -152,7 +207,7 @@ export function readingsRoutes(deps: ReadingsRouteDeps): RouteDef[] {
         'At most READINGS_MAX_POINTS readings per response (400 beyond).',
       tags: ['Readings'],
       auth: { permission: 'Meter.Organization.Read', organization: { in: 'query', name: 'organizationId' } },
-      query: querySchema({ ...rangeProperties, resolution: { type: 'integer', minimum: 0, maximum: 31 * 86400, default: 0, description: 'Seconds; 0 = as stored.' } }, [
+      query: querySchema({ ...rangeProperties, resolution: { type: 'integer', minimum: 0, maximum: 31 * 86400, default: 0, description: 'Seconds; 0 = as stored.' }, ...asOfProperty }, [
         'organizationId',
         'registerId',
         'start',
@@ -171,10 +226,26 @@ export function readingsRoutes(deps: ReadingsRouteDeps): RouteDef[] {
       description: 'The average of the readings in each UTC hour of [start, end) with data, whatever the register kind; resolution 3600.',
       tags: ['Readings'],
       auth: { permission: 'Meter.Organization.Read', organization: { in: 'query', name: 'organizationId' } },
-      query: querySchema(rangeProperties, ['organizationId', 'registerId', 'start', 'end']),
+      query: querySchema({ ...rangeProperties, ...asOfProperty }, ['organizationId', 'registerId', 'start', 'end']),
       responses: { 200: { description: 'Per register, hourly averages', schema: registerReadingsSchema } },
       async handler(req: ApiRequest<unknown, RangeParams>) {
         return readingsReply(await timedQuery(3600, () => queryReadings(deps, { ...range(req.query), resolution: 3600, forceAverage: true }, req.principal!)));
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/readings/versions',
+      summary: 'Every value the readings of registers have had',
+      description:
+        'For each reading in [start, end) whose value or resolution was corrected, every version: its value and resolution, when it was recorded, and when the next one was (null for the current). ' +
+        'Readings with a single version are left out; a reading posted again unchanged keeps its version. Versions superseded before READING_VERSIONS_RETENTION are purged. ' +
+        'Each register once, in the order asked; a virtual register has none (its values are computed). At most READINGS_MAX_POINTS versions (400 beyond).',
+      tags: ['Readings'],
+      auth: { permission: 'Meter.Organization.Read', organization: { in: 'query', name: 'organizationId' } },
+      query: querySchema(rangeProperties, ['organizationId', 'registerId', 'start', 'end']),
+      responses: { 200: { description: 'Per register and reading, its versions', schema: readingVersionsSchema } },
+      async handler(req: ApiRequest<unknown, RangeParams>) {
+        return { status: 200, body: await queryVersions(deps, { ...range(req.query), resolution: 0 }, req.principal!) };
       },
     },
   ];

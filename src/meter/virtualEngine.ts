@@ -21,11 +21,14 @@ export interface ReadWindow {
   resolution: number;
   /** Average every bucket whatever the register kind (the hourly-average endpoint). */
   forceAverage?: boolean;
+  /** UTC ms: sources read as recorded at that instant (undefined: now). */
+  asOf?: number;
 }
 
 export interface VirtualEngine {
   /** The register's readings for the query, as a JSON array like the stored ones (UTF-8). */
   readingsJson(register: RegisterForRead, query: ReadWindow): Promise<Buffer>;
-  /** The register's values over [start, end) for computations (delivery validation). */
-  series(register: RegisterForRead, start: number, end: number): Promise<ComputedSeries>;
+  /** The register's values over [start, end) for computations (delivery validation); with
+   * `asOf`, from its sources as recorded at that instant. */
+  series(register: RegisterForRead, start: number, end: number, asOf?: number): Promise<ComputedSeries>;
 }

@@ -61,15 +61,16 @@ export class VirtualRegisters implements VirtualEngine {
   }
 
   /** A register (stored or virtual) at `resolution`, aligned with `targets`; NaN where no data. */
-  private async seriesOf(register: RegisterForRead, targets: Float64Array, resolution: number, depth: number): Promise<Computed> {
+  private async seriesOf(register: RegisterForRead, targets: Float64Array, resolution: number, depth: number, asOf: number | undefined): Promise<Computed> {
     if (targets.length === 0) return { timestamps: targets, values: new Float64Array(0), updatedAt: new Float64Array(0) };
-    if (register.isVirtual) return this.compute(register, targets, resolution, depth + 1);
+    if (register.isVirtual) return this.compute(register, targets, resolution, depth + 1, asOf);
     const end = bucketEnd(targets[targets.length - 1]!, resolution, register.timeZone);
     const [series] = await this.store.bucketSeries({
       registers: [{ id: register.id, aggregate: aggregateOf(register), timeZone: register.timeZone }],
       start: targets[0]!,
       end,
       resolutionSeconds: resolution,
+      asOf,
     });
     const values = new Float64Array(targets.length).fill(NaN);
     const updatedAt = new Float64Array(targets.length).fill(NaN);
@@ -96,7 +97,8 @@ export class VirtualRegisters implements VirtualEngine {
   }
 
   /** The virtual register's own values at `resolution` for the bucket starts `targets`. */
-  private async compute(register: RegisterForRead, targets: Float64Array, resolution: number, depth: number): Promise<Computed> {
+  /** With `asOf`, from the sources as recorded at that instant (the definitions are today's). */
+  private async compute(register: RegisterForRead, targets: Float64Array, resolution: number, depth: number, asOf: number | undefined): Promise<Computed> {
     if (depth > MAX_DEPTH) throw new HttpError('unprocessable', `Virtual registers nest deeper than ${MAX_DEPTH} levels`);
     const def = register.virtualDefinition!;
     const timeZone = def.timeZone ?? register.timeZone;
@@ -112,10 +114,10 @@ export class VirtualRegisters implements VirtualEngine {
     switch (def.calculationType) {
       case CalculationType.Constant:
         values = await this.run({ kind: 'constant', length: n, value: def.constant ?? 0 });
-        updatedAt = new Float64Array(n).fill(Date.now());
+        updatedAt = new Float64Array(n).fill(asOf ?? Date.now());
         break;
       case CalculationType.Expression: {
-        const inputs = await Promise.all((await this.sources(register)).map((s) => this.seriesOf(s, computeTargets, resolution, depth)));
+        const inputs = await Promise.all((await this.sources(register)).map((s) => this.seriesOf(s, computeTargets, resolution, depth, asOf)));
         values = await this.run(
           { kind: 'expression', ast: register.expressionAst as never, inputs: inputs.map((i) => i.values), length: n },
           inputs.map((i) => i.values.buffer),
@@ -139,7 +141,7 @@ export class VirtualRegisters implements VirtualEngine {
         const historyStart = baselineHistoryStart(algorithm, computeTargets, reach, excluded);
         const historyEnd = Math.max(baselineHistoryEnd(reach, timeZone), bucketEnd(computeTargets[n - 1]!, resolution, timeZone));
         const historyTargets = bucketStarts(historyStart, historyEnd, resolution, timeZone);
-        const history = await this.seriesOf(source!, historyTargets, resolution, depth);
+        const history = await this.seriesOf(source!, historyTargets, resolution, depth, asOf);
         values = await this.run({
           kind: 'baseline',
           algorithm,
@@ -166,10 +168,10 @@ export class VirtualRegisters implements VirtualEngine {
     return { timestamps: targets, values: values.subarray(skip), updatedAt: updatedAt.subarray(skip) };
   }
 
-  async series(register: RegisterForRead, start: number, end: number): Promise<ComputedSeries> {
+  async series(register: RegisterForRead, start: number, end: number, asOf?: number): Promise<ComputedSeries> {
     const native = register.defaultResolution;
     const targets = this.nativeTargets(register, start, end);
-    const computed = await this.compute(register, targets, native, 0);
+    const computed = await this.compute(register, targets, native, 0, asOf);
     return { timestamps: targets, ends: targets.map((t) => bucketEnd(t, native, register.timeZone)), values: computed.values, updatedAt: computed.updatedAt };
   }
 
@@ -183,7 +185,7 @@ export class VirtualRegisters implements VirtualEngine {
   async readingsJson(register: RegisterForRead, q: ReadWindow): Promise<Buffer> {
     const native = register.defaultResolution;
     const targets = this.nativeTargets(register, q.start, q.end);
-    const computed = await this.compute(register, targets, native, 0);
+    const computed = await this.compute(register, targets, native, 0, q.asOf);
     const out = new ReadingList(register.id);
     if (q.resolution === 0 || q.resolution === native) {
       for (let i = 0; i < targets.length; i += 1) {

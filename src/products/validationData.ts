@@ -104,9 +104,10 @@ interface Plan {
   reference: RegisterForRead | null;
 }
 
-/** Readings (stored) or computed values (virtual) of each register over a cluster's span; an
+/** Readings (stored) or computed values (virtual) of each register over a cluster's span as of
+ * `asOf`; an
  * HttpError where a virtual register cannot be computed. */
-async function loadCluster(deps: ValidationDeps, plans: readonly Plan[]): Promise<Map<number, Intervals64 | HttpError>> {
+async function loadCluster(deps: ValidationDeps, plans: readonly Plan[], asOf: number): Promise<Map<number, Intervals64 | HttpError>> {
   const start = Math.min(...plans.map((p) => p.row.start));
   const end = Math.max(...plans.map((p) => p.row.end));
   const stored = new Set<number>();
@@ -117,10 +118,10 @@ async function loadCluster(deps: ValidationDeps, plans: readonly Plan[]): Promis
     else if (reference) stored.add(reference.id);
   }
   const out = new Map<number, Intervals64 | HttpError>();
-  for (const series of await deps.store.readSeries({ registerIds: [...stored], start, end })) out.set(series.registerId, intervalsOf(series));
+  for (const series of await deps.store.readSeries({ registerIds: [...stored], start, end, asOf })) out.set(series.registerId, intervalsOf(series));
   for (const register of virtual.values()) {
     try {
-      out.set(register.id, await deps.virtual.series(register, start, end));
+      out.set(register.id, await deps.virtual.series(register, start, end, asOf));
     } catch (err) {
       if (!(err instanceof HttpError)) throw err;
       out.set(register.id, err);
@@ -137,7 +138,9 @@ export interface Measured {
   readingsAsOf: number;
 }
 
-/** Computes the figures of each row from the readings as of now. */
+/** Computes the figures of each row from the readings as of now: every read is made as of
+ * the one instant recorded with the validation, so reading it again as of that instant gives
+ * the same figures. */
 export async function measureFlexibility(deps: ValidationDeps, rows: readonly FlexRow[]): Promise<Measured> {
   const readingsAsOf = Date.now();
   const ids = new Set<number>();
@@ -174,7 +177,7 @@ export async function measureFlexibility(deps: ValidationDeps, rows: readonly Fl
     let end = plans[from]!.row.end;
     while (to < plans.length && Math.max(end, plans[to]!.row.end) - plans[from]!.row.start <= CLUSTER_SPAN_MS) end = Math.max(end, plans[to++]!.row.end);
     const cluster = plans.slice(from, to);
-    const data = await loadCluster(deps, cluster);
+    const data = await loadCluster(deps, cluster, readingsAsOf);
     const spans = await venReadingSpans(deps.pool, [...new Set(cluster.map((p) => p.actual.id))], plans[from]!.row.start, end);
     for (const plan of cluster) results.set(plan.row.id, withInputs(measure(plan, data), plan, data, spans));
     from = to;

@@ -94,6 +94,31 @@ describe('flex-export --url', () => {
     }
   }, 240_000);
 
+  it('exports the readings as recorded at --as-of, from the database and through the server alike', async () => {
+    const at = Date.UTC(2022, 2, 1);
+    const rows = (value: number) => ({ registerIds: [energy.id], offsets: Int32Array.of(0, 2), timestamps: Float64Array.of(at, at + 900_000), values: Float64Array.of(value, value + 1), resolutions: Int32Array.of(900, 900) });
+    const [t1, t2] = [Date.now() - 60_000, Date.now() - 30_000];
+    await t.app.timeSeries.write({ rows: rows(1), updatedAtMs: t1 });
+    await t.app.timeSeries.write({ rows: rows(5), updatedAtMs: t2 });
+    const args = ['--register', String(energy.id), '--start', '2022-03-01T00:00:00Z', '--end', '2022-03-02T00:00:00Z'];
+    const values = (csv: string) => csv.trimEnd().split('\n').slice(1).map((l) => Number(l.split(',')[4]));
+    for (const [asOf, expected] of [[t1, [1, 2]], [t2 - 1, [1, 2]], [t2, [5, 6]]] as const) {
+      const local = await runCli('exportCsv', [...args, '--as-of', new Date(asOf).toISOString()], dbEnv);
+      expect(local.code, local.stderr).toBe(0);
+      expect(values(local.stdout)).toEqual(expected);
+      const byServer = await runCli('exportCsv', [...args, '--as-of', new Date(asOf).toISOString(), ...remote()], {});
+      expect(byServer.stdout).toBe(local.stdout);
+    }
+    const before = await runCli('exportCsv', [...args, '--as-of', new Date(t1 - 1).toISOString()], dbEnv);
+    expect(values(before.stdout)).toEqual([]);
+    const bad = await runCli('exportCsv', [...args, '--as-of', 'yesterday'], dbEnv);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--as-of must be an ISO 8601 UTC date-time');
+    const tooOld = await runCli('exportCsv', [...args, '--as-of', '2020-01-01T00:00:00Z'], { ...dbEnv, READING_VERSIONS_RETENTION: 'P30D' });
+    expect(tooOld.code).toBe(2);
+    expect(tooOld.stderr).toContain('READING_VERSIONS_RETENTION P30D');
+  }, 120_000);
+
   it('pages a long period in windows the server accepts', async () => {
     const res = await runCli('exportCsv', ['--register', String(energy.id), '--start', '2023-01-01T00:00:00Z', '--end', '2025-01-01T00:00:00Z', ...remote()], {}, 120_000);
     expect(res.code, res.stderr).toBe(0);

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPool, type Pool } from '../../src/store/database.ts';
 import { BatchJournal, packRows } from '../../src/store/timeseries/questdb/journal.ts';
 import { PartitionGate } from '../../src/store/timeseries/questdb/purge.ts';
+import { versionsTableOf } from '../../src/store/timeseries/questdb/versions.ts';
 import type { ReadingRows } from '../../src/store/timeseries/types.ts';
 import { WorkerPool } from '../../src/workerPool.ts';
 import { createTestDatabase } from '../support/testApp.ts';
@@ -28,7 +29,7 @@ beforeAll(async () => {
   await questdb.connect();
 });
 afterAll(async () => {
-  for (const table of tables) await questdb?.query(`DROP TABLE IF EXISTS ${table}`).catch(() => undefined);
+  for (const table of tables) for (const name of [table, versionsTableOf(table)]) await questdb?.query(`DROP TABLE IF EXISTS ${name}`).catch(() => undefined);
   await questdb?.end();
   for (const p of pools) await p.end();
   await workers.close();
@@ -72,7 +73,8 @@ describe.skipIf(!questdbHttp || !questdbPg)('QuestDB purge and replay (set QUEST
      * sends nothing; die() ends its session, as a SIGKILL of its process would. */
     const writer = async (batch: ReadingRows, updatedAtMs: number) => {
       const pool = createPool(databaseUrl, 2, log);
-      const entry = await new BatchJournal(pool).begin(batch, updatedAtMs, { send: async () => undefined, gate: new PartitionGate(table, async () => 0) });
+      const entry = await new BatchJournal(pool).begin(batch, updatedAtMs, { send: async () => undefined, keepVersions: async () => undefined, gate: new PartitionGate(table, versionsTableOf(table), async () => 0) });
+      await entry.ready;
       return {
         die: async () => {
           await entry.abandon();

@@ -1,12 +1,12 @@
-// Daily pieces of register-day blocks (migration 006): cut at the local midnights of each
-// register's zone (30- and 45-minute offsets, DST days), kept by writes and corrections, and
-// computed at start for blocks stored before the migration, resumably and with progress. Local
-// days read from the pieces must equal the answers from hourly rollups and readings (the path
-// readingBlocksEquivalence.test.ts compares with the former row table), to 1e-9.
+// Daily pieces of register-day blocks: cut at the local midnights of each register's zone (30-
+// and 45-minute offsets, DST days), kept by writes and corrections, rebuilt when a register's
+// zone changes. Local days read from the pieces must equal the answers from the readings (the
+// path readingBlocksEquivalence.test.ts compares with the former row table), to 1e-9.
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPool, type Pool } from '../../src/store/database.ts';
-import { fillMissingDays } from '../../src/store/timeseries/postgres/blockDays.ts';
+import { readDays } from '../../src/shared/readings/blocks.ts';
+import { recompute } from '../../src/store/timeseries/postgres/blockDays.ts';
+import { createPool, withTransaction, type Pool } from '../../src/store/database.ts';
 import { PostgresTimeSeriesStore } from '../../src/store/timeseries/postgres/store.ts';
 import type { BucketQuery, Series } from '../../src/store/timeseries/types.ts';
 import { WorkerPool } from '../../src/workerPool.ts';
@@ -27,8 +27,18 @@ const ZONES = [
 ] as const;
 let ids: number[];
 const START = Date.UTC(2024, 2, 25);
-/** SQL: where a block's second piece starts (its local midnight, ms into the UTC day). */
-const CUT = '(get_byte(days, 28) << 24) | (get_byte(days, 29) << 16) | (get_byte(days, 30) << 8) | get_byte(days, 31)';
+/** Pieces of the registers' blocks of these UTC days: k and where the second starts (ms into the day). */
+async function pieces(registerIds: readonly number[], firstDay: number, lastDay: number): Promise<{ id: number; day: number; k: number; cut: number }[]> {
+  const { rows } = await pool.query<{ id: number; day: number; days: Buffer; updated_max: number }>(
+    'SELECT register_id AS id, day, days, updated_max FROM reading_blocks WHERE register_id = ANY($1::int[]) AND day BETWEEN $2 AND $3 ORDER BY register_id, day',
+    [registerIds, firstDay, lastDay],
+  );
+  return rows.map((r) => {
+    const p = readDays(r.days, r.day, r.updated_max);
+    return { id: r.id, day: r.day, k: p.k, cut: p.k > 1 ? p.starts[1]! - r.day * 86_400_000 : 0 };
+  });
+}
+const NOT_COMPUTED = "'\\x00'::bytea";
 const END = Date.UTC(2024, 3, 10);
 
 function readings(k: number, from: number, to: number, step: number, shift = 0) {
@@ -83,7 +93,7 @@ async function answers(): Promise<Series[][]> {
 
 /** Blocks of each register without daily pieces (k = 0). */
 async function unfilled(): Promise<number[]> {
-  const { rows } = await pool.query<{ id: number; n: number }>('SELECT register_id AS id, count(*) FILTER (WHERE get_byte(days, 3) = 0)::int AS n FROM reading_blocks WHERE register_id = ANY($1::int[]) GROUP BY 1 ORDER BY 1', [ids]);
+  const { rows } = await pool.query<{ id: number; n: number }>('SELECT register_id AS id, count(*) FILTER (WHERE get_byte(days, 0) & 3 = 0)::int AS n FROM reading_blocks WHERE register_id = ANY($1::int[]) GROUP BY 1 ORDER BY 1', [ids]);
   return rows.map((r) => r.n);
 }
 
@@ -100,25 +110,19 @@ function expectSame(ours: Series[][], theirs: Series[][]): void {
 }
 
 describe('daily pieces of register-day blocks', () => {
-  it('are cut at each zone’s local midnight and answer local days as the hours do', { timeout: 120_000 }, async () => {
+  it('are cut at each zone’s local midnight and answer local days as the readings do', { timeout: 120_000 }, async () => {
     expect(await unfilled()).toEqual(ids.map(() => 0));
-    const { rows } = await pool.query<{ id: number; day: number; k: number; cut: number }>(
-      `SELECT register_id AS id, day, get_byte(days, 3) AS k, ${CUT} AS cut
-       FROM reading_blocks WHERE register_id = ANY($1::int[]) AND day = $2`,
-      [ids, Math.floor(Date.UTC(2024, 3, 8) / 86_400_000)],
-    );
+    const day = Math.floor(Date.UTC(2024, 3, 8) / 86_400_000);
+    const rows = await pieces(ids, day, day);
     const cuts = ids.map((id) => rows.find((r) => r.id === id)!);
     expect(cuts.map((c) => (c.k === 1 ? 0 : c.cut))).toEqual(ZONES.map(([, cut]) => cut));
     // Amsterdam's DST day: local midnight at 23:00 UTC before, 22:00 after.
-    const { rows: dst } = await pool.query<{ day: number; cut: number }>(
-      `SELECT day, ${CUT} AS cut FROM reading_blocks WHERE register_id = $1 AND day BETWEEN $2 AND $3 ORDER BY day`,
-      [ids[3], Math.floor(Date.UTC(2024, 2, 30) / 86_400_000), Math.floor(Date.UTC(2024, 2, 31) / 86_400_000)],
-    );
+    const dst = await pieces([ids[3]!], Math.floor(Date.UTC(2024, 2, 30) / 86_400_000), Math.floor(Date.UTC(2024, 2, 31) / 86_400_000));
     expect(dst.map((r) => r.cut)).toEqual([23 * H, 22 * H]);
 
     const fromPieces = await answers();
     expect(fromPieces[0]!.every((s) => s.timestamps.length >= 16)).toBe(true);
-    await pool.query("UPDATE reading_blocks SET days = '\\x00000000' WHERE register_id = ANY($1::int[])", [ids]);
+    await pool.query(`UPDATE reading_blocks SET days = ${NOT_COMPUTED} WHERE register_id = ANY($1::int[])`, [ids]);
     expectSame(fromPieces, await answers());
   });
 
@@ -133,39 +137,34 @@ describe('daily pieces of register-day blocks', () => {
     const timestamps = Float64Array.from({ length: 8 }, (_, i) => START + i * 900_000);
     const outcome = await store.write({ rows: { registerIds: [id, ids[0]!], offsets: Int32Array.from([0, 8, 16]), timestamps: Float64Array.from([...timestamps, ...timestamps]), values: new Float64Array(16).fill(2), resolutions: new Int32Array(16).fill(900) }, updatedAtMs: Date.UTC(2025, 0, 5) });
     expect(outcome.ok).toBe(true);
-    const { rows: blocks } = await pool.query<{ id: number; k: number }>('SELECT register_id AS id, get_byte(days, 3) AS k FROM reading_blocks WHERE register_id = ANY($1::int[]) AND day = $2 ORDER BY 1', [[id, ids[0]], Math.floor(START / 86_400_000)]);
+    const blocks = (await pieces([id, ids[0]!], Math.floor(START / 86_400_000), Math.floor(START / 86_400_000))).map((b) => ({ id: b.id, k: b.k }));
     expect(blocks).toEqual([{ id: ids[0]!, k: 2 }, { id, k: 0 }].sort((a, b) => a.id - b.id));
     const [stored] = await store.bucketSeries({ registers: [{ id, aggregate: 'sum', timeZone: 'UTC' }], start: START, end: START + 86_400_000, resolutionSeconds: 86400 });
     expect(Array.from(stored!.values)).toEqual([16]);
   });
 
-  it('are computed at start for blocks stored before migration 006, resumably, with progress', { timeout: 120_000 }, async () => {
-    await pool.query("UPDATE reading_blocks SET days = '\\x00000000' WHERE register_id = ANY($1::int[])", [ids]);
-    const fromHours = await answers();
-    await pool.query('CREATE TABLE IF NOT EXISTS reading_block_days_pending (register_id int PRIMARY KEY)');
-    await pool.query('INSERT INTO reading_block_days_pending SELECT unnest($1::int[]) ON CONFLICT DO NOTHING', [ids]);
-    const progress: Record<string, unknown>[] = [];
-    const log = { info: (fields: Record<string, unknown>) => void progress.push(fields) };
-
-    // Cut short after one batch of two registers: theirs are done, the rest still to do.
-    expect(await fillMissingDays(pool, log, { registersPerBatch: 2, maxBatches: 1 })).toBe(false);
-    expect((await unfilled()).map((n) => n === 0)).toEqual([true, true, false, false, false, false]);
-    expect(progress).toContainEqual(expect.objectContaining({ registers: 2, of: ids.length }));
-    expectSame(await answers(), fromHours);
-
-    // Resumed: the rest; the list of registers to do is dropped.
-    expect(await fillMissingDays(pool, log, { registersPerBatch: 2 })).toBe(true);
+  it('are kept by corrections and rebuilt for a register whose zone changes', { timeout: 120_000 }, async () => {
+    await withTransaction(pool, (tx) => recompute(tx, ids));
     expect(await unfilled()).toEqual(ids.map(() => 0));
-    expect((await pool.query("SELECT to_regclass('reading_block_days_pending') AS t")).rows[0].t).toBeNull();
-    expect(progress.at(-1)).toMatchObject({ registers: ids.length - 2 });
-    expect(await fillMissingDays(pool, log)).toBe(true);
-    expectSame(await answers(), fromHours);
-
-    // A correction after the conversion keeps them current.
+    // A correction keeps them current.
     await write(Date.UTC(2024, 3, 2, 18), Date.UTC(2024, 3, 3, 1), 900_000, Date.UTC(2025, 0, 4), -3);
     expect(await unfilled()).toEqual(ids.map(() => 0));
     const corrected = await answers();
-    await pool.query("UPDATE reading_blocks SET days = '\\x00000000' WHERE register_id = ANY($1::int[])", [ids]);
+    await pool.query(`UPDATE reading_blocks SET days = ${NOT_COMPUTED} WHERE register_id = ANY($1::int[])`, [ids]);
     expectSame(corrected, await answers());
+    // Kolkata's register moves to Kathmandu (+05:45): its pieces are cut at the new midnight.
+    await withTransaction(pool, async (tx) => {
+      await tx.query("UPDATE registers SET time_zone = 'Asia/Kathmandu' WHERE id = $1", [ids[0]]);
+      await store.timeZoneChanged(tx, ids[0]!);
+    });
+    const day = Math.floor(Date.UTC(2024, 3, 8) / 86_400_000);
+    expect((await pieces([ids[0]!], day, day))[0]).toMatchObject({ k: 2, cut: 18.25 * H });
+    // Questions asked in the new zone: the rebuilt pieces answer as the readings do.
+    const registers = [{ id: ids[0]!, aggregate: 'sum' as const, timeZone: 'Asia/Kathmandu' }];
+    const fromPieces = await Promise.all(questions().map((q) => store.bucketSeries({ ...q, registers })));
+    expect(fromPieces[0]![0]!.timestamps.length).toBeGreaterThan(0);
+    await pool.query(`UPDATE reading_blocks SET days = ${NOT_COMPUTED} WHERE register_id = $1`, [ids[0]]);
+    const fromReadings = await Promise.all(questions().map((q) => store.bucketSeries({ ...q, registers })));
+    expectSame(fromPieces, fromReadings);
   });
 });

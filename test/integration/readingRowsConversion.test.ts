@@ -1,13 +1,15 @@
-// Migration 004 on an installation with data: the row table (`readings`, 002/003) is converted
-// into register-day blocks batch by batch, resumably, with progress, and every reading comes out
-// as it went in (time, value, resolution, updatedAt), its rollups matching its readings.
+// Migrations 004 and 010 on an installation with data: the row table (`readings`, 002/003) is
+// converted into register-day blocks of the first format, those into the compact encoding, each
+// batch by batch, resumably, with progress, and every reading comes out as it went in (time,
+// value, resolution, updatedAt), its daily pieces and hourly sums matching its readings.
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPool, type Pool } from '../../src/store/database.ts';
+import { convertBlocks } from '../../src/store/timeseries/postgres/convertBlocks.ts';
 import { convertRows } from '../../src/store/timeseries/postgres/convertRows.ts';
 import { PostgresTimeSeriesStore } from '../../src/store/timeseries/postgres/store.ts';
 import { WorkerPool } from '../../src/workerPool.ts';
-import { encodeBlocks } from '../../src/shared/readings/blocks.ts';
+import { decodeDataV1 } from '../../src/shared/readings/blocksV1.ts';
 import { createTestDatabase } from '../support/testApp.ts';
 
 const workers = new WorkerPool(1);
@@ -47,7 +49,7 @@ interface Row {
   u: number;
 }
 
-describe('converting the row table into register-day blocks', () => {
+describe('converting the row table into register-day blocks, then into the compact encoding', () => {
   it('converts resumably with progress, and every reading comes out as it went in', { timeout: 120_000 }, async () => {
     const { rows: before } = await pool.query<Row>(
       `SELECT register_id AS id, (extract(epoch FROM ts) * 1000)::float8 AS t, value AS v, resolution AS r, (extract(epoch FROM updated_at) * 1000)::float8 AS u
@@ -61,7 +63,7 @@ describe('converting the row table into register-day blocks', () => {
     expect(await convertRows(pool, log, { registersPerBatch: 2, maxBatches: 1 })).toBe(false);
     const { rows: left } = await pool.query<{ id: number }>('SELECT DISTINCT register_id AS id FROM readings ORDER BY 1');
     expect(left.map((r) => r.id)).toEqual([13, 14, 15]);
-    const { rows: blocked } = await pool.query<{ id: number }>('SELECT DISTINCT register_id AS id FROM reading_blocks ORDER BY 1');
+    const { rows: blocked } = await pool.query<{ id: number }>('SELECT DISTINCT register_id AS id FROM reading_blocks_v1 ORDER BY 1');
     expect(blocked.map((r) => r.id)).toEqual([11, 12]);
     expect(progress).toContainEqual(expect.objectContaining({ readings: before.filter((r) => r.id <= 12).length, of: before.length }));
 
@@ -71,12 +73,28 @@ describe('converting the row table into register-day blocks', () => {
     expect(progress.at(-1)).toMatchObject({ readings: before.filter((r) => r.id > 12).length });
     expect(await convertRows(pool, log)).toBe(true);
 
+    // The first format as the SQL encoder made it: every reading exactly.
+    const { rows: v1 } = await pool.query<{ id: number; day: number; data: Buffer }>('SELECT register_id AS id, day, data FROM reading_blocks_v1 ORDER BY register_id, day');
+    expect(v1.flatMap((b) => { const r = decodeDataV1(b.data, b.day); return Array.from(r.times, (t, i) => ({ id: b.id, t, v: r.values[i]!, r: r.resolutions[i]!, u: r.updatedAt[i]! })); })).toEqual(before);
+
+    // Into the compact encoding: cut short after one batch, then resumed; the old table is gone.
+    const blocks = v1.length;
+    expect(await convertBlocks(pool, log, { blocksPerBatch: 40, maxBatches: 1 })).toBe(false);
+    expect(Number((await pool.query('SELECT count(*) AS n FROM reading_blocks_v1')).rows[0].n)).toBe(blocks - 40);
+    expect(Number((await pool.query('SELECT count(*) AS n FROM reading_blocks')).rows[0].n)).toBe(40);
+    expect(progress).toContainEqual(expect.objectContaining({ blocks: 40, of: blocks }));
+    expect(await convertBlocks(pool, log, { blocksPerBatch: 40 })).toBe(true);
+    expect((await pool.query("SELECT to_regclass('reading_blocks_v1') AS t")).rows[0].t).toBeNull();
+    expect(progress.at(-1)).toMatchObject({ blocks: blocks - 40 });
+    expect(await convertBlocks(pool, log)).toBe(true);
+
     const store = new PostgresTimeSeriesStore(pool, workers);
     const series = await store.readSeries({ registerIds: REGISTERS, start: START, end: END });
     const after = series.flatMap((s) => Array.from(s.timestamps, (t, i) => ({ id: s.registerId, t, v: s.values[i]!, r: s.resolutions[i]!, u: s.updatedAt[i]! })));
     expect(after).toEqual(before);
 
-    // Rollups built by SQL agree with the readings: hourly sums, counts and updatedAt.
+    // Hourly sums, counts and updatedAt agree with the readings, and local days from the daily
+    // pieces the conversion computed agree with local days from the readings.
     const hourly = await store.bucketSeries({ registers: REGISTERS.map((id) => ({ id, aggregate: 'sum', timeZone: 'UTC' })), start: START, end: END, resolutionSeconds: 3600 });
     for (const s of hourly) {
       const mine = before.filter((r) => r.id === s.registerId);
@@ -90,22 +108,14 @@ describe('converting the row table into register-day blocks', () => {
       expect(Array.from(s.updatedAt)).toEqual([...hours.values()].map((x) => x.u));
       [...hours.values()].forEach((x, i) => expect(s.values[i]).toBeCloseTo(x.sum, 9));
     }
-    // Byte for byte the data and extents (min, max) the writer's encoder makes of the same readings.
-    const mine = before.filter((r) => r.id === 11);
-    const js = encodeBlocks(Int32Array.from([0, mine.length]), Float64Array.from(mine, (r) => r.t), Float64Array.from(mine, (r) => r.v), Int32Array.from(mine, (r) => r.r), Float64Array.from(mine, (r) => r.u), [11]);
-    const { rows: sqlBlocks } = await pool.query<{ day: number; data: Buffer; extents: Buffer }>('SELECT day, data, extents FROM reading_blocks WHERE register_id = 11 ORDER BY day');
-    expect(sqlBlocks.map((b) => b.day)).toEqual(Array.from(js.blockDays));
-    const view = new DataView(js.copy.buffer, js.copy.byteOffset, js.copy.byteLength);
-    sqlBlocks.forEach((b, k) => {
-      let at = js.rowStarts[k]! + 38;
-      const field = () => {
-        const length = view.getInt32(at);
-        at += 4 + length;
-        return Buffer.from(js.copy.subarray(at - length, at));
-      };
-      expect(b.data.equals(field())).toBe(true);
-      field(); // hours: sums may differ in the last bit (summation order)
-      expect(b.extents.equals(field())).toBe(true);
+    const days = { registers: REGISTERS.map((id) => ({ id, aggregate: 'sum' as const, timeZone: 'UTC' })), start: START, end: END, resolutionSeconds: 86400 };
+    const fromPieces = await store.bucketSeries(days);
+    await pool.query("UPDATE reading_blocks SET days = '\\x00'::bytea");
+    const fromReadings = await store.bucketSeries(days);
+    fromPieces.forEach((s, k) => {
+      expect(Array.from(s.timestamps)).toEqual(Array.from(fromReadings[k]!.timestamps));
+      expect(Array.from(s.updatedAt)).toEqual(Array.from(fromReadings[k]!.updatedAt));
+      s.values.forEach((v, i) => expect(v).toBeCloseTo(fromReadings[k]!.values[i]!, 9));
     });
 
     // The same blocks a write would make: a correction merges into converted blocks.

@@ -1,6 +1,6 @@
 // Large POST /api/readings batches (tens of MB, thousands of register-day blocks): all or
 // nothing, last duplicate wins (also for a register named again in a later meter), corrections
-// replace and move updatedAt, refusals name their paths, concurrent batches with a small pool.
+// replace and move updatedAt (the same values again do not), refusals name their paths, concurrent batches with a small pool.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOrgClient, createOrganization } from '../support/fixtures.ts';
 import { createMeter, createRegister } from '../support/meterFixtures.ts';
@@ -71,9 +71,13 @@ describe('large batches', () => {
 
   it('replaces everything on a large correction (merge path)', async () => {
     const before = await updatedAt(registers[0]!.id, 'max');
-    expect((await post(body(() => 2))).status).toBe(204);
-    expect(await stored()).toEqual({ n: 160_000, sum: 320_000 });
-    expect(await updatedAt(registers[0]!.id, 'min')).toBeGreaterThan(before);
+    expect((await post(body(() => 20))).status).toBe(204);
+    expect(await stored()).toEqual({ n: 160_000, sum: 3_200_000 });
+    const corrected = await updatedAt(registers[0]!.id, 'min');
+    expect(corrected).toBeGreaterThan(before);
+    // The same values again are no correction: nothing changes, updatedAt included.
+    expect((await post(body(() => 20))).status).toBe(204);
+    expect(await updatedAt(registers[0]!.id, 'max')).toBe(corrected);
   });
 
   it('lets the last of a register named in two meters win', async () => {

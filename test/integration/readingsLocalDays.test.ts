@@ -3,6 +3,7 @@
 // sums and averages are computed here from the posted values and hand-written day boundaries.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { batch, createMeteredClient, createRegister, readingsUrl, series, type Ref, type Value } from '../support/meterFixtures.ts';
+import { blockPieces } from '../support/blockPieces.ts';
 import { startTestApp, type TestApp } from '../support/testApp.ts';
 
 let t: TestApp;
@@ -80,10 +81,7 @@ describe('GET /api/readings?resolution=86400', () => {
     expect(readings.map((r) => r.timestamp)).toEqual(bounds.slice(0, 4).map((b) => b.replace('Z', '.000Z')));
     expect(readings.map((r) => r.value)).toEqual(bounds.slice(0, 4).map((b, i) => sum(within(b, bounds[i + 1]!))));
     // The blocks' daily pieces were rebuilt in the same transaction: cut at 15:15 UTC.
-    const { rows } = await t.app.pool.query<{ cut: number }>(
-      'SELECT (get_byte(days, 28) << 24) | (get_byte(days, 29) << 16) | (get_byte(days, 30) << 8) | get_byte(days, 31) AS cut FROM reading_blocks WHERE register_id = $1',
-      [kolkata.id],
-    );
+    const rows = await blockPieces(t.app.pool, [kolkata.id]);
     expect(rows.length).toBeGreaterThan(0);
     expect(rows.every((r) => r.cut === 15.25 * 3_600_000)).toBe(true);
   });

@@ -155,6 +155,13 @@ describe('settlement versions', () => {
       ['correction', 80, 20],
     ]);
     expect(called.body[1].readingsAsOf).toBe(second.readingsAsOf);
+    // Each version's measured energy is what the meter data said as of its readingsAsOf.
+    const hour = async (asOf: string) => {
+      const res = await t.api.get(`/api/readings?organizationId=${provider.organizationId}&registerId=${resource.actual!.id}&start=${iso(ten(2))}&end=${iso(ten(2) + HOUR)}&resolution=3600&asOf=${asOf}`, provider.token);
+      expect(res.status, res.text).toBe(200);
+      return JSON.stringify(res.body).match(/"value":([\d.]+)/)![1];
+    };
+    expect([await hour(first.readingsAsOf), await hour(second.readingsAsOf)]).toEqual([String(first.validationReadingValue), String(second.validationReadingValue)]);
   });
 
   it('answers for an instant before a write still in flight, so that asking again later gives the same bytes', async () => {

@@ -36,7 +36,7 @@ afterAll(async () => {
     const { default: pgClient } = await import('pg');
     const client = new pgClient.Client({ connectionString: questdbPg });
     await client.connect();
-    await client.query(`DROP TABLE IF EXISTS contract_${process.pid}`);
+    for (const name of [`contract_${process.pid}`, `contract_${process.pid}_versions`]) await client.query(`DROP TABLE IF EXISTS ${name}`);
     await client.end();
   }
 });
@@ -215,6 +215,54 @@ function contract(name: string, open: () => Promise<TimeSeriesStore>) {
       const day = JSON.parse(answers[3]!.get(id)!.toString());
       expect(day[0]).toMatchObject({ timestamp: '2031-10-25T22:00:00.000Z', periodTo: '2031-10-26T23:00:00.000Z', resolution: 86400 });
       expect(JSON.parse(answers[1]!.get(id)!.toString()).map((r: { value: number }) => r.value)).toEqual([1e21, -1e-7, 0, 123456789.123, -0.5, 2 ** 53]);
+    });
+
+    it('keeps every version of a reading and answers as recorded at an earlier instant', async () => {
+      const vid = id + 20;
+      const day = { start: base, end: base + 86_400_000 };
+      const [t1, t2, t3] = [Date.UTC(2031, 1, 1), Date.UTC(2031, 1, 2), Date.UTC(2031, 1, 3)];
+      await store.write({ rows: rows(vid, base, [1, 2, 3, 4]), updatedAtMs: t1 });
+      await eventually(() => values(vid), (v) => v.length === 4);
+      // The first reading posted again unchanged (no new version), the second changed.
+      await store.write({ rows: rows(vid, base, [1, 20, 3]), updatedAtMs: t2 });
+      await eventually(() => values(vid), (v) => v[1] === 20);
+      await store.write({ rows: { ...rows(vid, base + Q, [200]), timestamps: Float64Array.of(base + Q, base + 4 * Q), values: Float64Array.of(200, 5), resolutions: Int32Array.of(900, 900), offsets: Int32Array.of(0, 2) }, updatedAtMs: t3 });
+      const now = await eventually(async () => (await store.readSeries({ registerIds: [vid], ...day }))[0]!, (s) => s.values.length === 5);
+      expect([...now.values]).toEqual([1, 200, 3, 4, 5]);
+      expect([...now.updatedAt]).toEqual([t1, t3, t1, t1, t3]);
+      const asOf = async (at: number) => (await store.readSeries({ registerIds: [vid], ...day, asOf: at }))[0]!;
+      expect([...(await asOf(t1 - 1)).values]).toEqual([]);
+      expect([...(await asOf(t1)).values]).toEqual([1, 2, 3, 4]);
+      const atT2 = await asOf(t2);
+      expect([...atT2.values]).toEqual([1, 20, 3, 4]);
+      expect([...atT2.updatedAt]).toEqual([t1, t2, t1, t1]);
+      expect([...(await asOf(t3 - 1)).values]).toEqual([1, 20, 3, 4]);
+      expect([...(await asOf(t3)).values]).toEqual([1, 200, 3, 4, 5]);
+      // The JSON answer, buckets and local days as of the same instant.
+      const json = JSON.parse((await store.readJson({ registerIds: [vid], ...day, asOf: t2 }, 100)).get(vid)!.toString());
+      expect(json.map((r: { value: number; updatedAt: string }) => [r.value, r.updatedAt])).toEqual([
+        [1, new Date(t1).toISOString()],
+        [20, new Date(t2).toISOString()],
+        [3, new Date(t1).toISOString()],
+        [4, new Date(t1).toISOString()],
+      ]);
+      const hourly = await store.bucketSeries({ registers: [{ id: vid, aggregate: 'sum', timeZone: 'UTC' }], ...day, resolutionSeconds: 3600, asOf: t2 });
+      expect([...hourly[0]!.values]).toEqual([28]);
+      expect([...hourly[0]!.updatedAt]).toEqual([t2]);
+      const daily = JSON.parse((await store.bucketsJson({ registers: [{ id: vid, aggregate: 'avg', timeZone: 'Europe/Amsterdam' }], ...day, resolutionSeconds: 86400, asOf: t2 })).get(vid)!.toString());
+      expect(daily.map((b: { value: number }) => b.value)).toEqual([7]);
+      const quarter = await store.bucketSeries({ registers: [{ id: vid, aggregate: 'sum', timeZone: 'UTC' }], ...day, resolutionSeconds: 1800, asOf: t1 });
+      expect([...quarter[0]!.values]).toEqual([3, 7]);
+      // Every version of the readings that have more than one, in time and recordedAt order.
+      const versions = await store.versions({ registerIds: [vid, vid + 1], ...day }, 100);
+      expect([...versions.keys()]).toEqual([vid]);
+      expect(versions.get(vid)).toEqual([
+        { timestamp: base + Q, value: 2, resolution: 900, recordedAt: t1, supersededAt: t2 },
+        { timestamp: base + Q, value: 20, resolution: 900, recordedAt: t2, supersededAt: t3 },
+        { timestamp: base + Q, value: 200, resolution: 900, recordedAt: t3, supersededAt: null },
+      ]);
+      expect((await store.versions({ registerIds: [vid], start: base + 2 * Q, end: day.end }, 100)).size).toBe(0);
+      await expect(store.versions({ registerIds: [vid], ...day }, 2)).rejects.toBeInstanceOf(TooManyPoints);
     });
 
     it('refuses to return more points than allowed', async () => {

@@ -18,7 +18,7 @@ afterAll(async () => {
   if (tables.length === 0) return;
   const client = new pg.Client({ connectionString: questdbPg });
   await client.connect();
-  for (const table of tables) await client.query(`DROP TABLE IF EXISTS ${table}`).catch(() => undefined);
+  for (const table of tables) for (const name of [table, `${table}_versions`]) await client.query(`DROP TABLE IF EXISTS ${name}`).catch(() => undefined);
   await client.end();
 });
 

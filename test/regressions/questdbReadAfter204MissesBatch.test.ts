@@ -17,7 +17,7 @@ afterAll(async () => {
   if (!httpUrl || !pgUrl) return;
   const client = new pg.Client({ connectionString: pgUrl });
   await client.connect();
-  await client.query(`DROP TABLE IF EXISTS ${table}`);
+  for (const name of [table, `${table}_versions`]) await client.query(`DROP TABLE IF EXISTS ${name}`);
   await client.end();
 });
 

@@ -23,7 +23,7 @@ afterAll(async () => {
   if (!questdbPg) return;
   const client = new pg.Client({ connectionString: questdbPg });
   await client.connect();
-  await client.query(`DROP TABLE IF EXISTS ${table}`).catch(() => undefined);
+  for (const name of [table, `${table}_versions`]) await client.query(`DROP TABLE IF EXISTS ${name}`).catch(() => undefined);
   await client.end();
 });
 

@@ -4,6 +4,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { afterAll } from 'vitest';
 import { createPool, type Pool } from '../../src/store/database.ts';
+import { versionsTableOf } from '../../src/store/timeseries/questdb/versions.ts';
 import type { ReadingRows } from '../../src/store/timeseries/types.ts';
 import { WorkerPool } from '../../src/workerPool.ts';
 import { createTestDatabase } from './testApp.ts';
@@ -17,12 +18,12 @@ export const quarterHourRows = (registerId: number, start: number, n: number): R
   resolutions: new Int32Array(n).fill(900),
 });
 
-/** Drops `table` on the QuestDB at `pgUrl` (nothing when no QuestDB is configured). */
+/** Drops `table` and its versions table on the QuestDB at `pgUrl` (nothing when no QuestDB is configured). */
 export async function dropQuestDbTable(pgUrl: string | undefined, table: string): Promise<void> {
   if (!pgUrl) return;
   const client = new pg.Client({ connectionString: pgUrl });
   await client.connect();
-  await client.query(`DROP TABLE IF EXISTS ${table}`);
+  for (const name of [table, versionsTableOf(table)]) await client.query(`DROP TABLE IF EXISTS ${name}`);
   await client.end();
 }
 

@@ -47,6 +47,17 @@ describe('parseReadingsSlice', () => {
 });
 
 describe('parseBodySliced', () => {
+  it('encodes the register-day blocks of the one-piece parse, byte for byte (the PostgreSQL store)', async () => {
+    const bytes = body(Array.from({ length: 12 }, (_, m) => meter(m, 3, 200)));
+    const plain = (r: object) => JSON.parse(JSON.stringify(r, (_, v) => (ArrayBuffer.isView(v) ? Array.from(v as Float64Array) : v)));
+    const whole = await parseBody(pool, bytes.slice(), { encoding: 'pgBlocks', updatedAtMs: 7 });
+    const sliced = await parseBodySliced(pool, bytes.slice(), 7, 0, 'pgBlocks');
+    if (!whole.ok || !sliced.ok) throw new Error('refused');
+    expect(meterCuts(bytes, 3).length).toBeGreaterThan(0);
+    expect(sliced.blocks!.counts.length).toBeGreaterThan(36);
+    expect(plain(sliced.blocks!)).toEqual(plain(whole.blocks!));
+  });
+
   it('gives the rows, series and paths of the one-piece parse', async () => {
     const [sliced, whole] = await both(body(Array.from({ length: 12 }, (_, m) => meter(m))));
     expect((whole as { ok: boolean }).ok).toBe(true);

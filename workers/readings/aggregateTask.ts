@@ -1,6 +1,5 @@
-// Worker task: buckets of registers aggregated from their blocks' readings (aggregate.ts), for
-// resolutions the hourly rollups cannot answer (900 s, 1800 s, …): every reading is decoded and
-// summed, work that stays off the event loop. Answers come back as transferred typed arrays.
+// Worker task: buckets of registers aggregated from their blocks' readings (aggregate.ts) when
+// there are many: every reading is decoded and summed, work that stays off the event loop. Answers come back as transferred typed arrays.
 import { transfer } from '../transfer.ts';
 import { aggregateBlocks, type BucketColumns } from '../../src/shared/readings/aggregate.ts';
 import type { AggregateTask } from '../../src/shared/readings/contract.ts';

@@ -89,6 +89,6 @@ export default function parseReadingsTask(task: ParseTask): ParseResult {
   const copy = task.encoding === 'pgCopy' ? new Uint8Array(encodeCopy(timestamps, values, resolutions, task.updatedAtMs)) : undefined;
   const blocks = task.encoding === 'pgBlocks' ? encodeBlocks(batch.offsets, timestamps, values, resolutions, task.updatedAtMs) : undefined;
   const result: ParseResult = { ok: true, series: batch.series, offsets: batch.offsets, timestamps, values, resolutions, months: batch.months, copy, blocks, chunks: emitter?.sent() ?? 0 };
-  const blockBuffers = blocks ? [blocks.copy.buffer, blocks.rowStarts.buffer, blocks.blockSeries.buffer, blocks.blockDays.buffer] : [];
+  const blockBuffers = blocks ? [blocks.data.buffer, blocks.dataStarts.buffer, blocks.counts.buffer, blocks.blockSeries.buffer, blocks.blockDays.buffer, blocks.hourCounts.buffer, blocks.hourSums.buffer, blocks.sumDigits.buffer] : [];
   return transfer(result, [batch.offsets.buffer, timestamps.buffer, values.buffer, resolutions.buffer, ...(copy ? [copy.buffer] : []), ...blockBuffers]);
 }

@@ -1,46 +1,37 @@
-// Register-day blocks: how the PostgreSQL store keeps readings (src/store/migrations/004_reading_blocks.sql,
-// docs/meter-data.md "Register-day blocks"). One row per register and UTC day holds that day's
-// readings in `data` and their hourly rollups in `hours`, both big-endian so that SQL can build
-// them too (int4send/float8send; the migration of the row table does):
+// Register-day blocks: how the PostgreSQL store keeps readings (table `reading_blocks`,
+// src/store/migrations/010_reading_blocks_compact.sql; docs/meter-data.md "Register-day blocks").
+// One row per register and UTC day:
+//   updated_max  the latest recordedAt of its current readings (corrections, asOf and the points
+//                limit are answered without decoding)
+//   n            its current readings
+//   data         the current readings, compact (codec.ts: times, values, resolutions, recordedAt)
+//   days         its readings summed per piece of the UTC day between the local midnights of its
+//                register's time zone (below): a question in local days reads one or two values a
+//                day instead of the readings
+//   history      the versions its readings superseded (codec.ts, with supersededAt), NULL if none
+//   history_min  the earliest supersededAt in history (the retention purge)
 //
-//   data   u8 version (1), u8 flags, i32 n, then
-//          times        flags&1 ? i32 first offset, i32 step      : n × i32 offset   (ms since the UTC day began)
-//          resolutions  flags&2 ? i32 seconds                     : n × i32
-//          updatedAt    flags&4 ? f64 UTC ms                      : n × f64
-//          values       n × f64
-//   hours  i32 mask (bit h: UTC hour h has readings), then for each such hour ascending:
-//          i32 count, f64 sum, f64 latest updatedAt                               (20 bytes)
-//   extents  for each hour of the mask ascending: f64 min, f64 max               (16 bytes)
-//   days   i32 k (pieces; 0 = not computed: read the hours instead), then k pieces
-//          i32 start (ms since the UTC day began; the first 0), i32 count, f64 sum, f64 latest updatedAt
-//          zero-padded to DAYS_BYTES. The pieces cut the UTC day at the local midnights of the
-//          register's time zone (migration 006): a local day is the sum of the pieces in it,
-//          one or two a day instead of 24 hours. Readers check that each piece lies inside one
-//          local day of the zone as it is now (aggregate.ts), so pieces of a former zone, or
-//          of time-zone rules since changed, are never summed into the wrong day.
+//   days   u8 head: bits 0–1 k, the pieces (0 = not computed: read the data instead); bit 7 set:
+//          every piece's latest recordedAt is updated_max; bits 2–6: 1 + the decimal digits the
+//          sums are scaled by, 0 = sums are doubles. Then per piece: (after the first) varint
+//          start, ms since the UTC day began; varint count; the sum (zigzag varint of sum × 10^d,
+//          exact, or f64); (bit 7 clear) the latest recordedAt, an instant from updated_max
+//          (codec.ts).
 //
-// The rollups the queries read (count, sum, updatedAt) are kept apart from min and max, so a
-// daily or hourly question ships 20 bytes per hour, not 36. 96 quarter-hours with one resolution
-// and one updatedAt take 782 bytes of data, 484 of hours and 384 of extents: a 1.7 kB row, below
-// PostgreSQL's TOAST threshold (stored inline, not compressed).
-// Plain typed-array work, shared by the worker (building blocks from a parsed body) and the main
-// thread (merging corrections, reading).
-import { COPY_HEADER } from './pgCopy.ts';
+// A meter's day of quarter hours with three decimals is about a hundred bytes of data and a dozen
+// of days; the row with its header and index entry ~2 bytes a reading (docs/benchmarks-readings.md).
+// Plain typed-array work, shared by the worker (building a body's blocks) and the main thread
+// (merging corrections, computing daily pieces, reading).
+import { ByteReader, ByteWriter, decodeColumns, encodeColumns, readInstant, writeInstant, writeWithRecordedAt, type ColumnsScratch } from './codec.ts';
+import { COPY_HEADER, COPY_TRAILER } from './pgCopy.ts';
 
 export const DAY_MS = 86_400_000;
 export const HOUR_MS = 3_600_000;
-export const SLOT_BYTES = 20;
-export const EXTENT_BYTES = 16;
-export const DAY_PIECE_BYTES = 24;
 /** Pieces a UTC day can have: three (two local midnights in it) covers every zone. */
 const MAX_DAY_PIECES = 3;
-/** Size of `days`: fixed, so that the worker reserves it in the COPY rows it encodes and the
- * main thread, which knows the registers' zones, fills it in place (fillBlockDays). */
-export const DAYS_BYTES = 4 + MAX_DAY_PIECES * DAY_PIECE_BYTES;
-const VERSION = 1;
-const REGULAR = 1;
-const ONE_RESOLUTION = 2;
-const ONE_UPDATED = 4;
+const SAME_LATEST = 0x80;
+/** Scaled sums stay exact below this. */
+const EXACT = 2 ** 53;
 
 /** Readings of one block, time-ordered, unique times (UTC ms). */
 export interface BlockReadings {
@@ -54,216 +45,18 @@ export function dayOf(ms: number): number {
   return Math.floor(ms / DAY_MS);
 }
 
-/** Size of `data` for these readings. */
-function dataSize(n: number, regular: boolean, oneResolution: boolean, oneUpdated: boolean): number {
-  return 6 + (regular ? 8 : 4 * n) + (oneResolution ? 4 : 4 * n) + (oneUpdated ? 8 : 8 * n) + 8 * n;
+/** The `data` of readings [from, to) of the columns, all in UTC day `day`. */
+export function encodeData(day: number, times: ArrayLike<number>, values: ArrayLike<number>, resolutions: ArrayLike<number>, recordedAt: ArrayLike<number> | number, from: number, to: number, w = new ByteWriter(64 + 2 * (to - from))): Uint8Array {
+  const start = w.at;
+  encodeColumns(w, day, times, values, resolutions, recordedAt, from, to);
+  return w.bytes.subarray(start, w.at);
 }
 
-/** Writes the `data` of readings [from, to) of the columns at `at`; returns the end. */
-export function writeData(view: DataView, at: number, day: number, times: ArrayLike<number>, values: ArrayLike<number>, resolutions: ArrayLike<number>, updated: ArrayLike<number> | number, from: number, to: number): number {
-  const n = to - from;
-  const base = day * DAY_MS;
-  const step = n > 1 ? times[from + 1]! - times[from]! : 0;
-  let regular = true;
-  let oneResolution = true;
-  let oneUpdated = typeof updated === 'number';
-  for (let i = from + 1; i < to; i += 1) {
-    if (times[i]! - times[i - 1]! !== step) regular = false;
-    if (resolutions[i] !== resolutions[from]) oneResolution = false;
-  }
-  if (typeof updated !== 'number') {
-    oneUpdated = true;
-    for (let i = from + 1; i < to; i += 1) if (updated[i] !== updated[from]) oneUpdated = false;
-  }
-  view.setUint8(at, VERSION);
-  view.setUint8(at + 1, (regular ? REGULAR : 0) | (oneResolution ? ONE_RESOLUTION : 0) | (oneUpdated ? ONE_UPDATED : 0));
-  view.setInt32(at + 2, n);
-  at += 6;
-  if (regular) {
-    view.setInt32(at, times[from]! - base);
-    view.setInt32(at + 4, step);
-    at += 8;
-  } else {
-    for (let i = from; i < to; i += 1, at += 4) view.setInt32(at, times[i]! - base);
-  }
-  if (oneResolution) {
-    view.setInt32(at, resolutions[from]!);
-    at += 4;
-  } else {
-    for (let i = from; i < to; i += 1, at += 4) view.setInt32(at, resolutions[i]!);
-  }
-  if (typeof updated === 'number') {
-    view.setFloat64(at, updated);
-    at += 8;
-  } else if (oneUpdated) {
-    view.setFloat64(at, updated[from]!);
-    at += 8;
-  } else {
-    for (let i = from; i < to; i += 1, at += 8) view.setFloat64(at, updated[i]!);
-  }
-  for (let i = from; i < to; i += 1, at += 8) view.setFloat64(at, values[i]!);
-  return at;
-}
-
-/** Writes the `hours` rollups of readings [from, to) (all in UTC day `day`) at `at` and their
- * `extents` at `extentsAt`; returns both ends. */
-export function writeHours(view: DataView, at: number, extentsAt: number, day: number, times: ArrayLike<number>, values: ArrayLike<number>, updated: ArrayLike<number> | number, from: number, to: number): [number, number] {
-  const base = day * DAY_MS;
-  const maskAt = at;
-  let mask = 0;
-  at += 4;
-  let i = from;
-  while (i < to) {
-    const hour = Math.floor((times[i]! - base) / HOUR_MS);
-    const hourEnd = base + (hour + 1) * HOUR_MS;
-    let count = 0;
-    let sum = 0;
-    let min = Infinity;
-    let max = -Infinity;
-    let latest = -Infinity;
-    for (; i < to && times[i]! < hourEnd; i += 1) {
-      const v = values[i]!;
-      count += 1;
-      sum += v;
-      if (v < min) min = v;
-      if (v > max) max = v;
-      const u = typeof updated === 'number' ? updated : updated[i]!;
-      if (u > latest) latest = u;
-    }
-    mask |= 1 << hour;
-    view.setInt32(at, count);
-    view.setFloat64(at + 4, sum);
-    view.setFloat64(at + 12, latest);
-    at += SLOT_BYTES;
-    view.setFloat64(extentsAt, min);
-    view.setFloat64(extentsAt + 8, max);
-    extentsAt += EXTENT_BYTES;
-  }
-  view.setInt32(maskAt, mask);
-  return [at, extentsAt];
-}
-
-interface DataLayout {
-  view: DataView;
-  n: number;
-  regular: boolean;
-  first: number;
-  step: number;
-  timesAt: number;
-  oneUpdated: boolean;
-  updatedAt: number;
-  valuesAt: number;
-}
-
-/** Where the parts of a block's `data` are (times as offsets from the UTC day). */
-function dataLayout(data: Uint8Array): DataLayout {
-  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
-  if (view.getUint8(0) !== VERSION) throw new Error(`reading block version ${view.getUint8(0)} is not known`);
-  const flags = view.getUint8(1);
-  const n = view.getInt32(2);
-  const regular = (flags & REGULAR) !== 0;
-  const timesAt = 6;
-  const resolutionsAt = timesAt + (regular ? 8 : 4 * n);
-  const updatedAt = resolutionsAt + (flags & ONE_RESOLUTION ? 4 : 4 * n);
-  const oneUpdated = (flags & ONE_UPDATED) !== 0;
-  return { view, n, regular, first: regular ? view.getInt32(timesAt) : 0, step: regular ? view.getInt32(timesAt + 4) : 0, timesAt, oneUpdated, updatedAt, valuesAt: updatedAt + (oneUpdated ? 8 : 8 * n) };
-}
-
-/** Writes `days` (DAYS_BYTES at `at`) of a block: its readings summed per piece of its UTC day
- * between the local midnights `cuts` (ms since the UTC day began, ascending, each inside the
- * day; none for a zone whose midnight is the UTC one), from the hourly rollups where a whole
- * hour lies in one piece and from the readings (`data`) of an hour a midnight falls inside
- * (zones at 30- and 45-minute offsets). More cuts than pieces can hold: k = 0, hours are read. */
-export function writeDays(view: DataView, at: number, data: Uint8Array, hours: Uint8Array, cuts: ArrayLike<number>): void {
-  new Uint8Array(view.buffer, view.byteOffset + at, DAYS_BYTES).fill(0);
-  const k = cuts.length + 1;
-  if (k > MAX_DAY_PIECES) return;
-  const counts = [0, 0, 0];
-  const sums = [0, 0, 0];
-  const latest = [-Infinity, -Infinity, -Infinity];
-  const pieceOf = (offset: number) => {
-    let p = 0;
-    while (p < cuts.length && cuts[p]! <= offset) p += 1;
-    return p;
-  };
-  const hv = new DataView(hours.buffer, hours.byteOffset, hours.byteLength);
-  const mask = hv.getInt32(0);
-  let slot = 4;
-  let layout: DataLayout | undefined;
-  for (let h = 0; h < 24; h += 1) {
-    if (!(mask & (1 << h))) continue;
-    const h0 = h * HOUR_MS;
-    const p = pieceOf(h0);
-    if (p < cuts.length && cuts[p]! < h0 + HOUR_MS) {
-      // The hour a midnight cuts: its readings, read in place (no decode of the whole block).
-      const r = (layout ??= dataLayout(data));
-      for (let i = 0; i < r.n; i += 1) {
-        const offset = r.regular ? r.first + i * r.step : r.view.getInt32(r.timesAt + 4 * i);
-        if (offset < h0) continue;
-        if (offset >= h0 + HOUR_MS) break;
-        const q = pieceOf(offset);
-        const u = r.oneUpdated ? r.view.getFloat64(r.updatedAt) : r.view.getFloat64(r.updatedAt + 8 * i);
-        counts[q] = counts[q]! + 1;
-        sums[q] = sums[q]! + r.view.getFloat64(r.valuesAt + 8 * i);
-        if (u > latest[q]!) latest[q] = u;
-      }
-    } else {
-      counts[p] = counts[p]! + hv.getInt32(slot);
-      sums[p] = sums[p]! + hv.getFloat64(slot + 4);
-      const u = hv.getFloat64(slot + 12);
-      if (u > latest[p]!) latest[p] = u;
-    }
-    slot += SLOT_BYTES;
-  }
-  view.setInt32(at, k);
-  for (let p = 0; p < k; p += 1) {
-    const pieceAt = at + 4 + p * DAY_PIECE_BYTES;
-    view.setInt32(pieceAt, p === 0 ? 0 : cuts[p - 1]!);
-    view.setInt32(pieceAt + 4, counts[p]!);
-    view.setFloat64(pieceAt + 8, sums[p]!);
-    view.setFloat64(pieceAt + 16, counts[p]! > 0 ? latest[p]! : 0);
-  }
-}
-
-/** Most bytes data, hours and extents can take for n readings. */
-export function maxBlockBytes(n: number): number {
-  return dataSize(n, false, false, false) + 4 + 24 * (SLOT_BYTES + EXTENT_BYTES);
-}
-
-/** Readings of a block's `data`. */
-export function decodeData(data: Uint8Array, day: number): BlockReadings {
-  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
-  if (view.getUint8(0) !== VERSION) throw new Error(`reading block version ${view.getUint8(0)} is not known`);
-  const flags = view.getUint8(1);
-  const n = view.getInt32(2);
-  const base = day * DAY_MS;
-  const times = new Float64Array(n);
-  const values = new Float64Array(n);
-  const resolutions = new Int32Array(n);
-  const updatedAt = new Float64Array(n);
-  let at = 6;
-  if (flags & REGULAR) {
-    const first = base + view.getInt32(at);
-    const step = view.getInt32(at + 4);
-    for (let i = 0; i < n; i += 1) times[i] = first + i * step;
-    at += 8;
-  } else {
-    for (let i = 0; i < n; i += 1, at += 4) times[i] = base + view.getInt32(at);
-  }
-  if (flags & ONE_RESOLUTION) {
-    resolutions.fill(view.getInt32(at));
-    at += 4;
-  } else {
-    for (let i = 0; i < n; i += 1, at += 4) resolutions[i] = view.getInt32(at);
-  }
-  if (flags & ONE_UPDATED) {
-    updatedAt.fill(view.getFloat64(at));
-    at += 8;
-  } else {
-    for (let i = 0; i < n; i += 1, at += 8) updatedAt[i] = view.getFloat64(at);
-  }
-  for (let i = 0; i < n; i += 1, at += 8) values[i] = view.getFloat64(at);
-  return { times, values, resolutions, updatedAt };
+/** Readings of a block's `data`, with the decimal digits of its values (-1: not decimals); into
+ * `scratch` when given (valid until its next use). */
+export function decodeData(data: Uint8Array, day: number, scratch?: ColumnsScratch): BlockReadings & { digits: number } {
+  const c = decodeColumns(data, day, scratch);
+  return { times: c.times, values: c.values, resolutions: c.resolutions, updatedAt: c.recordedAt, digits: c.digits };
 }
 
 /** The stored readings of a block with `incoming` written over them: an incoming reading
@@ -293,139 +86,323 @@ export function mergeReadings(stored: BlockReadings, incoming: BlockReadings): B
   return { times: out.times.subarray(0, k), values: out.values.subarray(0, k), resolutions: out.resolutions.subarray(0, k), updatedAt: out.updatedAt.subarray(0, k) };
 }
 
-// ---- COPY rows of reading_blocks (register_id, day, n, updated_max, data, hours, extents, days) ----
+// ---- daily pieces ----
 
-export const BLOCK_COPY_COLUMNS = '(register_id, day, n, updated_max, data, hours, extents, days)';
-/** Offset of the register id inside a block's COPY row. */
-export const BLOCK_REGISTER_ID_OFFSET = 2 + 4;
-/** Bytes of a row besides data, hours and extents. */
-const ROW_FIXED = 2 + (4 + 4) + (4 + 4) + (4 + 4) + (4 + 8) + 4 + 4 + 4 + (4 + DAYS_BYTES);
-
-/** Blocks encoded as COPY rows: block k is row k, starting at byte rowStarts[k] of `copy`
- * (rowStarts[blocks] = where the trailer starts), of series blockSeries[k] and UTC day blockDays[k]. */
-export interface EncodedBlocks {
-  copy: Uint8Array;
-  rowStarts: Int32Array;
-  blockSeries: Int32Array;
-  blockDays: Int32Array;
+/** The `days` of a block (UTC day `day`) for these local midnights of it (ms since it began,
+ * ascending, each inside the day; none for a zone whose midnight is the UTC one). `digits`: the
+ * decimal digits of its values (codec.ts), or -1. More midnights than pieces can hold: k = 0
+ * (readers use the data). */
+export function encodeDays(day: number, r: BlockReadings, digits: number, cuts: ArrayLike<number>, updatedMax: number): Uint8Array {
+  const k = cuts.length + 1;
+  if (k > MAX_DAY_PIECES || r.times.length === 0) return Uint8Array.of(0);
+  const base = day * DAY_MS;
+  const counts = [0, 0, 0];
+  const sums = [0, 0, 0];
+  const latest = [-Infinity, -Infinity, -Infinity];
+  // Sums of values with few decimals are kept scaled to whole numbers: exact, and short.
+  let scale = digits >= 0 ? 10 ** digits : 1;
+  if (digits >= 0) {
+    let most = 0;
+    for (let i = 0; i < r.values.length; i += 1) most = Math.max(most, Math.abs(r.values[i]!));
+    if (most * scale * r.values.length >= EXACT) digits = -1;
+  }
+  if (digits < 0) scale = 1;
+  let p = 0;
+  let same = true;
+  for (let i = 0; i < r.times.length; i += 1) {
+    const offset = r.times[i]! - base;
+    while (p < cuts.length && cuts[p]! <= offset) p += 1;
+    counts[p] = counts[p]! + 1;
+    sums[p] = sums[p]! + (digits >= 0 ? Math.round(r.values[i]! * scale) : r.values[i]!);
+    const u = r.updatedAt[i]!;
+    if (u > latest[p]!) latest[p] = u;
+    if (u !== updatedMax) same = false;
+  }
+  return daysBytes(k, counts, sums, latest, same, digits, cuts, updatedMax);
 }
 
-/** Writes one COPY row; returns its end. `registerId` may be 0 (filled in later). */
-function writeRow(view: DataView, at: number, registerId: number, day: number, times: ArrayLike<number>, values: ArrayLike<number>, resolutions: ArrayLike<number>, updated: ArrayLike<number> | number, from: number, to: number): number {
-  let latest = -Infinity;
-  if (typeof updated === 'number') latest = updated;
-  else for (let i = from; i < to; i += 1) if (updated[i]! > latest) latest = updated[i]!;
+function daysBytes(k: number, counts: readonly number[], sums: readonly number[], latest: readonly number[], same: boolean, digits: number, cuts: ArrayLike<number>, updatedMax: number): Uint8Array {
+  const w = new ByteWriter(4 + 22 * k);
+  w.u8(k | (same ? SAME_LATEST : 0) | ((digits + 1) << 2));
+  for (let q = 0; q < k; q += 1) {
+    if (q > 0) w.varint(cuts[q - 1]!);
+    w.varint(counts[q]!);
+    if (digits >= 0) w.zigzag(sums[q]!);
+    else w.f64(sums[q]!);
+    if (!same) writeInstant(w, counts[q]! > 0 ? latest[q]! : updatedMax, updatedMax);
+  }
+  return w.result();
+}
+
+/**
+ * The `days` of block k of a body's blocks (one recordedAt: `recordedAt`) from the hourly sums the
+ * worker kept (hourCounts, hourSums), without decoding it: a local midnight on a whole hour cuts
+ * between hours; one at a 30- or 45-minute offset cuts an hour, whose readings are then decoded.
+ */
+export function encodeDaysFromHours(blocks: EncodedBlocks, k: number, cuts: ArrayLike<number>, recordedAt: number): Uint8Array {
+  const pieces = cuts.length + 1;
+  if (pieces > MAX_DAY_PIECES) return Uint8Array.of(0);
+  const day = blocks.blockDays[k]!;
+  const digits = blocks.sumDigits[k]!;
+  const counts = [0, 0, 0];
+  const sums = [0, 0, 0];
+  let readings: (BlockReadings & { digits: number }) | undefined;
+  const scale = digits >= 0 ? 10 ** digits : 1;
+  let p = 0;
+  for (let h = 0; h < 24; h += 1) {
+    const n = blocks.hourCounts[24 * k + h]!;
+    if (n === 0) continue;
+    const h0 = h * HOUR_MS;
+    while (p < cuts.length && cuts[p]! <= h0) p += 1;
+    if (p < cuts.length && cuts[p]! < h0 + HOUR_MS) {
+      // A midnight inside this hour: its readings, one by one.
+      readings ??= decodeData(blockData(blocks, k), day);
+      const base = day * DAY_MS;
+      for (let i = 0; i < readings.times.length; i += 1) {
+        const offset = readings.times[i]! - base;
+        if (offset < h0 || offset >= h0 + HOUR_MS) continue;
+        const q = offset >= cuts[p]! ? p + 1 : p;
+        counts[q] = counts[q]! + 1;
+        sums[q] = sums[q]! + (digits >= 0 ? Math.round(readings.values[i]! * scale) : readings.values[i]!);
+      }
+      continue;
+    }
+    counts[p] = counts[p]! + n;
+    sums[p] = sums[p]! + blocks.hourSums[24 * k + h]!;
+  }
+  return daysBytes(pieces, counts, sums, [recordedAt, recordedAt, recordedAt], true, digits, cuts, recordedAt);
+}
+
+/** A block's daily pieces as read: piece p covers [starts[p], starts[p + 1]) (UTC ms; the last
+ * to the day's end). k = 0: not computed. */
+export interface DayPieces {
+  k: number;
+  starts: number[];
+  counts: number[];
+  sums: number[];
+  latest: number[];
+}
+
+export function readDays(days: Uint8Array, day: number, updatedMax: number): DayPieces {
+  const into = new Float64Array(4 * MAX_DAY_PIECES);
+  const k = readDaysInto(days, day, updatedMax, into);
+  const at = (p: number, f: number) => into[4 * p + f]!;
+  const list = (f: number) => Array.from({ length: k }, (_, p) => at(p, f));
+  return { k, starts: list(0), counts: list(1), sums: list(2), latest: list(3) };
+}
+
+/** Where readDaysInto is in its bytes (a module variable, not a closure: this runs for every
+ * block of a local-day question). */
+let daysAt = 0;
+
+function daysVarint(days: Uint8Array): number {
+  let v = 0;
+  let m = 1;
+  for (;;) {
+    if (daysAt >= days.length) throw new RangeError('reading block days end early');
+    const b = days[daysAt++]!;
+    v += (b & 127) * m;
+    if (b < 128) return v;
+    m *= 128;
+  }
+}
+
+/** The daily pieces of `days` into `out` (piece p: start, count, sum, latest at 4p .. 4p + 3);
+ * returns k. No allocation: read for every block of a local-day question (profiled). */
+export function readDaysInto(days: Uint8Array, day: number, updatedMax: number, out: Float64Array): number {
+  if (days.length === 0) return 0;
+  const head = days[0]!;
+  const k = head & 3;
+  if (k === 0) return 0;
+  const digits = ((head >> 2) & 31) - 1;
+  const scale = digits >= 0 ? 10 ** digits : 1;
+  const same = (head & SAME_LATEST) !== 0;
+  daysAt = 1;
+  const base = day * DAY_MS;
+  for (let q = 0; q < k; q += 1) {
+    out[4 * q] = base + (q > 0 ? daysVarint(days) : 0);
+    out[4 * q + 1] = daysVarint(days);
+    if (digits >= 0) {
+      const z = daysVarint(days);
+      out[4 * q + 2] = (z % 2 === 0 ? z / 2 : -(z + 1) / 2) / scale;
+    } else {
+      const r = new ByteReader(days, daysAt);
+      out[4 * q + 2] = r.f64();
+      daysAt = r.at;
+    }
+    if (same) out[4 * q + 3] = updatedMax;
+    else {
+      const r = new ByteReader(days, daysAt);
+      out[4 * q + 3] = readInstant(r, updatedMax);
+      daysAt = r.at;
+    }
+  }
+  return k;
+}
+
+// ---- COPY rows of reading_blocks ----
+
+export const BLOCK_COPY_COLUMNS = '(updated_max, history_min, register_id, day, n, data, days, history)';
+
+/** Appends one COPY row; `data` with `recordedAt` set: a block the worker encoded. */
+export function writeBlockRowAt(w: ByteWriter, recordedAt: number, registerId: number, day: number, n: number, data: Uint8Array, days: Uint8Array): void {
+  w.ensure(2 + 12 + 4 + 24 + 4);
+  const v = () => new DataView(w.bytes.buffer, w.bytes.byteOffset);
+  let view = v();
+  let at = w.at;
   view.setInt16(at, 8);
-  view.setInt32(at + 2, 4);
-  view.setInt32(at + 6, registerId);
-  view.setInt32(at + 10, 4);
-  view.setInt32(at + 14, day);
-  view.setInt32(at + 18, 4);
-  view.setInt32(at + 22, to - from);
-  view.setInt32(at + 26, 8);
-  view.setFloat64(at + 30, latest);
-  const dataEnd = writeData(view, at + 42, day, times, values, resolutions, updated, from, to);
-  view.setInt32(at + 38, dataEnd - (at + 42));
-  // Extents go after the largest hours can be, then move up behind the hours written.
-  const slots = Math.min(24, to - from);
-  const hoursAt = dataEnd + 4;
-  const [hoursEnd, extentsEnd] = writeHours(view, hoursAt, hoursAt + 4 + slots * SLOT_BYTES + 4, day, times, values, updated, from, to);
-  view.setInt32(dataEnd, hoursEnd - hoursAt);
-  const extentsLength = extentsEnd - (hoursAt + 4 + slots * SLOT_BYTES + 4);
-  const bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
-  bytes.copyWithin(hoursEnd + 4, hoursAt + 4 + slots * SLOT_BYTES + 4, extentsEnd);
-  view.setInt32(hoursEnd, extentsLength);
-  // `days`: not computed yet (k = 0); fillBlockDays writes it once the register's zone is known.
-  const daysAt = hoursEnd + 4 + extentsLength;
-  view.setInt32(daysAt, DAYS_BYTES);
-  bytes.fill(0, daysAt + 4, daysAt + 4 + DAYS_BYTES);
-  return daysAt + 4 + DAYS_BYTES;
+  view.setInt32(at + 2, 8);
+  view.setFloat64(at + 6, recordedAt);
+  view.setInt32(at + 14, -1);
+  at += 18;
+  for (const x of [registerId, day, n]) {
+    view.setInt32(at, 4);
+    view.setInt32(at + 4, x);
+    at += 8;
+  }
+  const lengthAt = at;
+  w.at = at + 4;
+  writeWithRecordedAt(w, data, day, recordedAt);
+  view = v();
+  view.setInt32(lengthAt, w.at - lengthAt - 4);
+  w.ensure(4 + days.length + 4);
+  view = v();
+  view.setInt32(w.at, days.length);
+  w.bytes.set(days, w.at + 4);
+  w.at += 4 + days.length;
+  view.setInt32(w.at, -1);
+  w.at += 4;
+}
+
+/** Appends one COPY row. */
+export function writeBlockRow(w: ByteWriter, updatedMax: number, historyMin: number | null, registerId: number, day: number, n: number, data: Uint8Array, days: Uint8Array, history: Uint8Array | null): void {
+  w.ensure(2 + 8 * 4 + 8 + 8 + 12 + data.length + days.length + (history?.length ?? 0));
+  const v = new DataView(w.bytes.buffer, w.bytes.byteOffset);
+  let at = w.at;
+  v.setInt16(at, 8);
+  v.setInt32(at + 2, 8);
+  v.setFloat64(at + 6, updatedMax);
+  at += 14;
+  if (historyMin === null) {
+    v.setInt32(at, -1);
+    at += 4;
+  } else {
+    v.setInt32(at, 8);
+    v.setFloat64(at + 4, historyMin);
+    at += 12;
+  }
+  for (const x of [registerId, day, n]) {
+    v.setInt32(at, 4);
+    v.setInt32(at + 4, x);
+    at += 8;
+  }
+  for (const field of [data, days]) {
+    v.setInt32(at, field.length);
+    w.bytes.set(field, at + 4);
+    at += 4 + field.length;
+  }
+  if (history === null) {
+    v.setInt32(at, -1);
+    at += 4;
+  } else {
+    v.setInt32(at, history.length);
+    w.bytes.set(history, at + 4);
+    at += 4 + history.length;
+  }
+  w.at = at;
+}
+
+/** A body's blocks as the worker encodes them: block k (series blockSeries[k], UTC day
+ * blockDays[k], counts[k] readings) has `data` bytes dataStarts[k] .. dataStarts[k + 1], all
+ * with one recordedAt (taken again when the write has its locks: writeWithRecordedAt). */
+export interface EncodedBlocks {
+  data: Uint8Array;
+  dataStarts: Int32Array;
+  counts: Int32Array;
+  blockSeries: Int32Array;
+  blockDays: Int32Array;
+  /** Per block and UTC hour (24 k + h): readings, and their sum — scaled by 10^sumDigits[k]
+   * (exact) or, where sumDigits[k] is -1, a double. The daily pieces are made of these. */
+  hourCounts: Int32Array;
+  hourSums: Float64Array;
+  sumDigits: Int8Array;
+}
+
+/** The `data` of block k (a view). */
+export function blockData(blocks: EncodedBlocks, k: number): Uint8Array {
+  return blocks.data.subarray(blocks.dataStarts[k]!, blocks.dataStarts[k + 1]!);
 }
 
 /**
  * The blocks of grouped readings (series s: rows offsets[s] .. offsets[s+1]-1, time-ordered,
- * unique times), as COPY rows with register ids 0. `updated` is one updatedAt for all rows
- * (a write) or one per row.
+ * unique times), with one recordedAt for all (a write) or one per row.
  */
-export function encodeBlocks(offsets: Int32Array, times: Float64Array, values: Float64Array, resolutions: Int32Array, updated: Float64Array | number, registerIds?: ArrayLike<number>): EncodedBlocks {
+export function encodeBlocks(offsets: Int32Array, times: Float64Array, values: Float64Array, resolutions: Int32Array, recordedAt: Float64Array | number): EncodedBlocks {
   const series = offsets.length - 1;
-  const n = times.length;
-  // Count blocks first: exact sizes for the index arrays, a worst-case size for the bytes.
   let blocks = 0;
   for (let s = 0; s < series; s += 1) {
-    let lastDay = NaN;
-    for (let i = offsets[s]!; i < offsets[s + 1]!; i += 1) {
-      const day = dayOf(times[i]!);
-      if (day !== lastDay) blocks += 1;
-      lastDay = day;
-      // Skip to the day's end quickly for regular data.
-      const dayEnd = (day + 1) * DAY_MS;
-      while (i + 1 < offsets[s + 1]! && times[i + 1]! < dayEnd) i += 1;
+    for (let i = offsets[s]!; i < offsets[s + 1]!; ) {
+      const dayEnd = (dayOf(times[i]!) + 1) * DAY_MS;
+      while (i < offsets[s + 1]! && times[i]! < dayEnd) i += 1;
+      blocks += 1;
     }
   }
-  const copy = new Uint8Array(COPY_HEADER.length + blocks * (ROW_FIXED + 4 + 24 * (SLOT_BYTES + EXTENT_BYTES) + 6 + 4 + 8 + 8 + 8) + n * 32 + 2);
-  copy.set(COPY_HEADER, 0);
-  const view = new DataView(copy.buffer);
-  const rowStarts = new Int32Array(blocks + 1);
+  const w = new ByteWriter(64 + 2 * times.length + 40 * blocks);
+  const dataStarts = new Int32Array(blocks + 1);
+  const counts = new Int32Array(blocks);
   const blockSeries = new Int32Array(blocks);
   const blockDays = new Int32Array(blocks);
-  let at = COPY_HEADER.length;
+  const hourCounts = new Int32Array(24 * blocks);
+  const hourSums = new Float64Array(24 * blocks);
+  const sumDigits = new Int8Array(blocks);
   let k = 0;
   for (let s = 0; s < series; s += 1) {
-    let i = offsets[s]!;
     const end = offsets[s + 1]!;
-    while (i < end) {
+    for (let i = offsets[s]!; i < end; ) {
       const day = dayOf(times[i]!);
       const dayEnd = (day + 1) * DAY_MS;
       let j = i + 1;
       while (j < end && times[j]! < dayEnd) j += 1;
-      rowStarts[k] = at;
+      dataStarts[k] = w.at;
+      counts[k] = j - i;
       blockSeries[k] = s;
       blockDays[k] = day;
-      at = writeRow(view, at, registerIds ? registerIds[s]! : 0, day, times, values, resolutions, updated, i, j);
+      let digits = encodeColumns(w, day, times, values, resolutions, recordedAt, i, j);
+      // Hourly sums for the daily pieces: scaled to whole numbers (exact) while they stay below 2^53.
+      let scale = digits >= 0 ? 10 ** digits : 1;
+      if (digits >= 0) {
+        let most = 0;
+        for (let x = i; x < j; x += 1) most = Math.max(most, Math.abs(values[x]!));
+        if (most * scale * (j - i) >= EXACT) {
+          digits = -1;
+          scale = 1;
+        }
+      }
+      sumDigits[k] = digits;
+      const base = day * DAY_MS;
+      for (let x = i; x < j; x += 1) {
+        const slot = 24 * k + Math.floor((times[x]! - base) / HOUR_MS);
+        hourCounts[slot] = hourCounts[slot]! + 1;
+        hourSums[slot] = hourSums[slot]! + (digits >= 0 ? Math.round(values[x]! * scale) : values[x]!);
+      }
       k += 1;
       i = j;
     }
   }
-  rowStarts[blocks] = at;
-  view.setInt16(at, -1);
-  // An exact-size copy: the worker transfers the buffer, and the worst-case one is about twice as large.
-  return { copy: copy.slice(0, at + 2), rowStarts, blockSeries, blockDays };
+  dataStarts[blocks] = w.at;
+  // An exact-size copy: the worker transfers the buffer.
+  return { data: w.result(), dataStarts, counts, blockSeries, blockDays, hourCounts, hourSums, sumDigits };
 }
 
-/** One block's COPY row (no header or trailer) for merged readings. */
-export function encodeBlockRow(registerId: number, day: number, r: BlockReadings): Uint8Array {
-  const out = new Uint8Array(ROW_FIXED + maxBlockBytes(r.times.length));
-  const end = writeRow(new DataView(out.buffer), 0, registerId, day, r.times, r.values, r.resolutions, r.updatedAt, 0, r.times.length);
-  return out.subarray(0, end);
-}
-
-/** The `data` field of COPY row k (a view into `copy`). */
-export function rowData(blocks: EncodedBlocks, k: number): Uint8Array {
-  const view = new DataView(blocks.copy.buffer, blocks.copy.byteOffset, blocks.copy.byteLength);
-  const at = blocks.rowStarts[k]! + 42;
-  return blocks.copy.subarray(at, at + view.getInt32(at - 4));
-}
-
-/** The `data` and `hours` fields of the COPY row at `rowStart` of `row`, and where its `days` bytes start. */
-function rowFields(row: Uint8Array, rowStart: number): { data: Uint8Array; hours: Uint8Array; daysAt: number } {
-  const view = new DataView(row.buffer, row.byteOffset, row.byteLength);
-  const dataAt = rowStart + 42;
-  const dataEnd = dataAt + view.getInt32(dataAt - 4);
-  const hoursEnd = dataEnd + 4 + view.getInt32(dataEnd);
-  const extentsEnd = hoursEnd + 4 + view.getInt32(hoursEnd);
-  return { data: row.subarray(dataAt, dataEnd), hours: row.subarray(dataEnd + 4, hoursEnd), daysAt: extentsEnd + 4 };
-}
-
-/** Writes the `days` of the COPY row at `rowStart` of `row` (a row of encodeBlocks or
- * encodeBlockRow) for these local midnights of its UTC day (see writeDays). */
-export function fillRowDays(row: Uint8Array, rowStart: number, cuts: ArrayLike<number>): void {
-  const f = rowFields(row, rowStart);
-  writeDays(new DataView(row.buffer, row.byteOffset, row.byteLength), f.daysAt, f.data, f.hours, cuts);
-}
-
-/** Writes each block's register id (series → id). */
-export function fillBlockRegisterIds(blocks: EncodedBlocks, registerIds: ArrayLike<number>): void {
-  const view = new DataView(blocks.copy.buffer, blocks.copy.byteOffset, blocks.copy.byteLength);
-  for (let k = 0; k < blocks.blockSeries.length; k += 1) view.setInt32(blocks.rowStarts[k]! + BLOCK_REGISTER_ID_OFFSET, registerIds[blocks.blockSeries[k]!]!);
+/** The COPY payload (header, rows, trailer) of whole rows written by `fill`. */
+export function copyPayload(capacity: number, fill: (w: ByteWriter) => void): Uint8Array {
+  const w = new ByteWriter(capacity + COPY_HEADER.length + 2);
+  w.ensure(COPY_HEADER.length);
+  w.bytes.set(COPY_HEADER, 0);
+  w.at = COPY_HEADER.length;
+  fill(w);
+  w.ensure(COPY_TRAILER.length);
+  w.bytes.set(COPY_TRAILER, w.at);
+  w.at += COPY_TRAILER.length;
+  return w.bytes.subarray(0, w.at);
 }

@@ -54,6 +54,9 @@ export interface SliceTask {
   giveBack: boolean;
   /** Where to write the rows (shared memory the caller lends; parseReadingsSlice). */
   columns?: RowColumns;
+  /** `pgBlocks`: the slice's register-day blocks encoded too (recordedAt updatedAtMs). */
+  encoding?: 'pgBlocks';
+  updatedAtMs?: number;
 }
 
-export type SliceResult = ((ParsedBatch & { ok: true; meters: number }) | { ok: false }) & { body?: Uint8Array };
+export type SliceResult = ((ParsedBatch & { ok: true; meters: number; blocks?: EncodedBlocks }) | { ok: false }) & { body?: Uint8Array };

@@ -4,10 +4,11 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config.ts';
 import type { Pool } from '../database.ts';
 import type { WorkerPool } from '../../workerPool.ts';
-import { fillMissingDays } from './postgres/blockDays.ts';
+import { convertBlocks } from './postgres/convertBlocks.ts';
 import { convertRows } from './postgres/convertRows.ts';
 import { PostgresTimeSeriesStore } from './postgres/store.ts';
 import type { IlpProtocolSetting } from './questdb/ilpSender.ts';
+import type { Retention } from '../../shared/readings/retention.ts';
 import type { TimeSeriesStore } from './types.ts';
 
 export interface TimeSeriesConfig {
@@ -24,10 +25,12 @@ export interface TimeSeriesConfig {
   questdbPurgeIntervalMs?: number;
   /** How many parts a large PostgreSQL read is fetched in (QUERY_PARTS). */
   queryParts?: number;
+  /** READING_VERSIONS_RETENTION: how long superseded reading versions are kept (default forever). */
+  versionsRetention?: Retention;
 }
 
 /** The store's part of the platform configuration. */
-export function timeSeriesConfig(config: Pick<Config, 'timeseriesBackend' | 'questdbHttpUrl' | 'questdbPgUrl' | 'questdbIlpProtocolVersion' | 'questdbTable' | 'questdbWriteConnections' | 'questdbPurgeIntervalMs' | 'queryParts'>): TimeSeriesConfig {
+export function timeSeriesConfig(config: Pick<Config, 'timeseriesBackend' | 'questdbHttpUrl' | 'questdbPgUrl' | 'questdbIlpProtocolVersion' | 'questdbTable' | 'questdbWriteConnections' | 'questdbPurgeIntervalMs' | 'queryParts' | 'readingVersionsRetention'>): TimeSeriesConfig {
   return {
     backend: config.timeseriesBackend,
     questdbHttpUrl: config.questdbHttpUrl,
@@ -37,6 +40,7 @@ export function timeSeriesConfig(config: Pick<Config, 'timeseriesBackend' | 'que
     questdbWriteConnections: config.questdbWriteConnections,
     questdbPurgeIntervalMs: config.questdbPurgeIntervalMs,
     queryParts: config.queryParts,
+    versionsRetention: config.readingVersionsRetention,
   };
 }
 
@@ -58,11 +62,12 @@ export async function createTimeSeriesStore(config: TimeSeriesConfig, deps: Time
         table: config.questdbTable,
         connections: config.questdbWriteConnections,
         purgeIntervalMs: config.questdbPurgeIntervalMs,
+        versionsRetention: config.versionsRetention,
       },
       deps,
     );
   }
   await convertRows(deps.pool, deps.log);
-  await fillMissingDays(deps.pool, deps.log);
-  return new PostgresTimeSeriesStore(deps.pool, deps.workers, config.queryParts);
+  await convertBlocks(deps.pool, deps.log);
+  return new PostgresTimeSeriesStore(deps.pool, deps.workers, config.queryParts, config.versionsRetention);
 }

@@ -4,6 +4,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import { transferableCopy, type WorkerPool } from '../../workerPool.ts';
 import type { ParseResult, ParseTask, ReadingEncoding, SliceResult } from '../../shared/readings/contract.ts';
+import type { EncodedBlocks } from '../../shared/readings/blocks.ts';
 import { MIN_READING_BYTES, meterCuts, type ParsedSeries } from '../../shared/readings/parseReadings.ts';
 import { SharedBuffers } from './sharedBuffers.ts';
 import type { ReadingRows, WriteOutcome } from './types.ts';
@@ -42,13 +43,15 @@ export function parsedRows(result: ParseResult & { ok: true }, registerIds: read
 const SLICED_BYTES = 1 << 20;
 
 /** Parses a large body on up to `workers.size` threads at once: cut between meters
- * (meterCuts), each slice parsed and validated on its own, the columns joined in body order.
- * When a slice is not accepted, or a series is named in two slices, the whole body is parsed in
- * one piece (parseBody): the outcome, errors included, is always parseBody's. No encoding.
- * Measured (docs/benchmarks.md, QuestDB): a 1M-reading body on two threads. */
-export async function parseBodySliced(workers: WorkerPool, bytes: Uint8Array, updatedAtMs: number, minBytes = SLICED_BYTES): Promise<ParseResult & { release?: () => void }> {
+ * (meterCuts), each slice parsed and validated on its own (with `pgBlocks`, its register-day
+ * blocks encoded too), the columns (and blocks) joined in body order. When a slice is not
+ * accepted, or a series is named in two slices, the whole body is parsed in one piece
+ * (parseBody): the outcome, errors included, is always parseBody's. Measured
+ * (docs/benchmarks.md, QuestDB; docs/benchmarks-readings.md): a 1M-reading body
+ * on two threads. */
+export async function parseBodySliced(workers: WorkerPool, bytes: Uint8Array, updatedAtMs: number, minBytes = SLICED_BYTES, encoding: 'none' | 'pgBlocks' = 'none'): Promise<ParseResult & { release?: () => void }> {
   const cuts = bytes.length >= minBytes && workers.size > 1 ? meterCuts(bytes, workers.size) : [];
-  if (cuts.length === 0) return parseBody(workers, bytes, { encoding: 'none', updatedAtMs });
+  if (cuts.length === 0) return parseBody(workers, bytes, { encoding, updatedAtMs });
   const ends = [...cuts, bytes.length];
   // The first slice takes the body itself (transferred, given back); the others read a copy of
   // theirs in a kept shared buffer, or the body itself when it is in shared memory (a large
@@ -73,12 +76,12 @@ export async function parseBodySliced(workers: WorkerPool, bytes: Uint8Array, up
       parts.map((body, k) =>
         workers.run(
           'readings/sliceTask',
-          { body, end: k === 0 ? cuts[0]! : body.length, first: k === 0, last: k === ends.length - 1, giveBack: k === 0, columns: columns[k] },
+          { body, end: k === 0 ? cuts[0]! : body.length, first: k === 0, last: k === ends.length - 1, giveBack: k === 0, columns: columns[k], ...(encoding === 'pgBlocks' ? { encoding, updatedAtMs } : {}) },
           k === 0 ? [body.buffer] : [],
         ),
       ),
     );
-    return joined(slices) ?? parseBody(workers, slices[0]!.body!, { encoding: 'none', updatedAtMs });
+    return joined(slices) ?? parseBody(workers, slices[0]!.body!, { encoding, updatedAtMs });
   } finally {
     if (!shared) scratch.give(rest);
     rowScratch.give(rowMemory);
@@ -136,5 +139,47 @@ function joined(slices: readonly SliceResult[]): (ParseResult & { ok: true; rele
     meterBase += slice.meters;
   }
   offsets[seriesCount] = row;
-  return { ok: true, series, offsets, timestamps, values, resolutions, months: [...months].sort((a, b) => a - b), copy: undefined, chunks: 0, release: () => columns.give(shared) };
+  const blocks = (slices as (SliceResult & { ok: true })[]).every((slice) => slice.blocks) ? joinedBlocks(slices as (SliceResult & { ok: true; blocks: EncodedBlocks })[]) : undefined;
+  return { ok: true, series, offsets, timestamps, values, resolutions, months: [...months].sort((a, b) => a - b), copy: undefined, blocks, chunks: 0, release: () => columns.give(shared) };
+}
+
+/** The slices' register-day blocks as one batch's (series numbered across the slices). */
+function joinedBlocks(slices: readonly (SliceResult & { ok: true; blocks: EncodedBlocks })[]): EncodedBlocks {
+  let count = 0;
+  let bytes = 0;
+  for (const { blocks } of slices) {
+    count += blocks.counts.length;
+    bytes += blocks.data.length;
+  }
+  const out: EncodedBlocks = {
+    data: new Uint8Array(bytes),
+    dataStarts: new Int32Array(count + 1),
+    counts: new Int32Array(count),
+    blockSeries: new Int32Array(count),
+    blockDays: new Int32Array(count),
+    hourCounts: new Int32Array(24 * count),
+    hourSums: new Float64Array(24 * count),
+    sumDigits: new Int8Array(count),
+  };
+  let k = 0;
+  let at = 0;
+  let seriesBase = 0;
+  for (const { blocks, series } of slices) {
+    const n = blocks.counts.length;
+    out.data.set(blocks.data, at);
+    for (let j = 0; j < n; j += 1) {
+      out.dataStarts[k + j] = at + blocks.dataStarts[j]!;
+      out.blockSeries[k + j] = seriesBase + blocks.blockSeries[j]!;
+    }
+    out.counts.set(blocks.counts, k);
+    out.blockDays.set(blocks.blockDays, k);
+    out.hourCounts.set(blocks.hourCounts, 24 * k);
+    out.hourSums.set(blocks.hourSums, 24 * k);
+    out.sumDigits.set(blocks.sumDigits, k);
+    at += blocks.data.length;
+    k += n;
+    seriesBase += series.length;
+  }
+  out.dataStarts[count] = at;
+  return out;
 }

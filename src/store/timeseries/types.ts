@@ -67,6 +67,8 @@ export interface RangeQuery {
   start: number;
   /** UTC ms, exclusive. */
   end: number;
+  /** UTC ms: the answer as recorded at that instant (undefined: now). */
+  asOf?: number;
 }
 
 export interface BucketQuery {
@@ -75,6 +77,19 @@ export interface BucketQuery {
   end: number;
   /** Bucket length in seconds; 86400 buckets start at local midnight of the register's zone. */
   resolutionSeconds: number;
+  /** UTC ms: the answer as recorded at that instant (undefined: now). */
+  asOf?: number;
+}
+
+/** One value a reading has had: what was recorded at `recordedAt`, current until `supersededAt`. */
+export interface ReadingVersion {
+  timestamp: number;
+  value: number;
+  resolution: number;
+  /** UTC ms */
+  recordedAt: number;
+  /** UTC ms; null for the current version */
+  supersededAt: number | null;
 }
 
 /** Has any of these registers a reading in [start, end) (UTC ms) updated after `since` (UTC ms)? */
@@ -109,10 +124,14 @@ export class TimeSeriesUnavailable extends Error {}
 
 export interface TimeSeriesStore {
   readonly backend: 'postgres' | 'questdb';
-  /** Stores the readings atomically: all rows or none. A stored (register, timestamp) is replaced
-   * and its updatedAt moves; within one input the last of equal timestamps wins. */
+  /** Stores the readings atomically: all rows or none. A stored (register, timestamp) whose value
+   * or resolution changes is replaced, its updatedAt moves and its former version is kept
+   * (versions(), asOf); one posted again unchanged keeps its version and updatedAt. Within one
+   * input the last of equal timestamps wins; between concurrent inputs, the last committed. */
   write(input: ReadingsInput): Promise<WriteOutcome>;
-  /** Readings as stored, per register with data, as JSON arrays of Reading (UTF-8). Throws TooManyPoints. */
+  /** Readings as stored, per register with data, as JSON arrays of Reading (UTF-8). Throws TooManyPoints.
+   * With `asOf`, every read answers as it would have at that instant: readings recorded later are
+   * absent or show the value they had then, and `updatedAt` is the recordedAt of the version shown. */
   readJson(query: RangeQuery, maxPoints: number): Promise<Map<number, Buffer>>;
   /** Readings summed or averaged into buckets (only buckets with data), same JSON shape;
    * `resolution` of a bucket is the length asked for (86400 also on a 23-hour local day). */
@@ -124,13 +143,15 @@ export interface TimeSeriesStore {
   /** For each query, whether readings were corrected (or added) after its `since`: delivery
    * validation re-validates figures computed from readings that changed since. */
   changedSince(queries: readonly ChangeQuery[]): Promise<boolean[]>;
+  /** Every version of each (register, timestamp) in [start, end) that has more than one, ordered by timestamp then recordedAt. Throws TooManyPoints past maxPoints versions. */
+  versions(query: RangeQuery, maxPoints: number): Promise<Map<number, ReadingVersion[]>>;
   hasReadings(registerId: number): Promise<boolean>;
   deleteRegister(registerId: number): Promise<void>;
   /** Background work the backend needs, run by the platform's periodic jobs (QuestDB: replaying
    * orphaned batches, purging deleted registers' rows); each step returns the items it did. */
   readonly periodicWork?: readonly { name: string; intervalMs: number; step(): Promise<number> }[];
   /** Called in the platform database transaction that changed a register's time zone, after the
-   * change (the PostgreSQL store rebuilds its daily rollups there; optional). */
+   * change (the PostgreSQL store rebuilds its daily pieces there; optional). */
   timeZoneChanged?(tx: Queryable, registerId: number): Promise<void>;
   close(): Promise<void>;
 }

@@ -1,21 +1,17 @@
-// Daily rollups of register-day blocks at local midnight of each register's time zone (`days`,
-// migration 006; format in src/shared/readings/blocks.ts, docs/meter-data.md). Computed
+// Daily pieces of register-day blocks at local midnight of each register's time zone (`days`;
+// format in src/shared/readings/blocks.ts, docs/meter-data.md). Computed
 //   - on every write, for the blocks it writes (blockWrite.ts), in its transaction, with the
 //     registers' zones read FOR SHARE so that a zone change waits for it (and it for the change);
 //   - again for all blocks of a register in the transaction that changes its zone (rebuildDays,
 //     called by PUT /api/admin/registers/:id through the store);
-//   - at start for blocks stored before migration 006 (fillMissingDays), register by register,
-//     resumable: the registers still to do are listed in `reading_block_days_pending`, each
-//     batch deletes its registers from it in the transaction that fills their blocks.
+//   - when stored blocks are converted to the compact encoding (convertBlocks.ts).
 // Readers check every piece against the zone's local days as PostgreSQL computes them at read
 // time, so correctness never depends on these being current: a piece that no longer fits one
-// local day sends the reader to the hourly rollups.
+// local day sends the reader to the block's readings.
 // Lock order everywhere: register rows, then blocks in (register, day) order.
-import type { Logger } from 'pino';
-import type { Pool, Queryable } from '../../database.ts';
-import { DAY_MS, DAYS_BYTES, writeDays } from '../../../shared/readings/blocks.ts';
+import type { Queryable } from '../../database.ts';
+import { DAY_MS, decodeData, encodeDays } from '../../../shared/readings/blocks.ts';
 import { localDays } from './blockRead.ts';
-import { runConversion } from './convertRows.ts';
 
 /** Local midnights inside a UTC day (ms since it began) for a register; undefined when the
  * register or its zone is unknown (its blocks keep k = 0). */
@@ -56,7 +52,7 @@ export async function dayCuts(db: Queryable, zones: ReadonlyMap<number, string>,
 }
 
 const CHUNK = 2000;
-const BLOCKS_SQL = `SELECT register_id AS id, day, data, hours FROM reading_blocks
+const BLOCKS_SQL = `SELECT register_id AS id, day, data, updated_max FROM reading_blocks
   WHERE register_id = ANY($1::int[]) AND (register_id, day) > ($2, $3) ORDER BY register_id, day LIMIT ${CHUNK} FOR UPDATE`;
 const UPDATE_SQL = 'UPDATE reading_blocks b SET days = u.days FROM unnest($1::int[], $2::int[], $3::bytea[]) AS u(id, day, days) WHERE b.register_id = u.id AND b.day = u.day';
 
@@ -67,7 +63,7 @@ export async function recompute(tx: Queryable, registerIds: readonly number[]): 
   let written = 0;
   let after: [number, number] = [-1, 0];
   for (;;) {
-    const { rows } = await tx.query<{ id: number; day: number; data: Buffer; hours: Buffer }>(BLOCKS_SQL, [registerIds, ...after]);
+    const { rows } = await tx.query<{ id: number; day: number; data: Buffer; updated_max: number }>(BLOCKS_SQL, [registerIds, ...after]);
     if (rows.length === 0) return written;
     const last = rows[rows.length - 1]!;
     after = [last.id, last.day];
@@ -76,40 +72,18 @@ export async function recompute(tx: Queryable, registerIds: readonly number[]): 
     for (const r of rows) {
       const c = cuts(r.id, r.day);
       if (!c) continue;
-      const days = Buffer.alloc(DAYS_BYTES);
-      writeDays(new DataView(days.buffer, days.byteOffset, days.byteLength), 0, r.data, r.hours, c);
+      const readings = decodeData(r.data, r.day);
+      const days = encodeDays(r.day, readings, readings.digits, c, r.updated_max);
       update[0].push(r.id);
       update[1].push(r.day);
-      update[2].push(days);
+      update[2].push(Buffer.from(days.buffer, days.byteOffset, days.byteLength));
     }
     if (update[0].length > 0) await tx.query(UPDATE_SQL, update);
     written += update[0].length;
   }
 }
 
-/** After a register's zone changed, in the same transaction: its blocks' daily rollups for the new zone. */
+/** After a register's zone changed, in the same transaction: its blocks' daily pieces for the new zone. */
 export async function rebuildDays(tx: Queryable, registerId: number): Promise<void> {
   await recompute(tx, [registerId]);
-}
-
-export interface FillOptions {
-  registersPerBatch?: number;
-  /** Stop after this many batches (tests: a conversion cut short). */
-  maxBatches?: number;
-}
-
-/** Computes `days` of the blocks stored before migration 006; true when done. */
-export async function fillMissingDays(pool: Pool, log: Pick<Logger, 'info'>, options: FillOptions = {}): Promise<boolean> {
-  return runConversion(pool, log, options, {
-    table: 'reading_block_days_pending',
-    unit: 'registers',
-    messages: ['computing daily rollups of stored reading blocks', 'daily rollup progress', 'daily rollups of stored reading blocks computed'],
-    async batch(client) {
-      const { rows } = await client.query<{ id: number }>('SELECT register_id AS id FROM reading_block_days_pending ORDER BY 1 LIMIT $1 FOR UPDATE', [options.registersPerBatch ?? 100]);
-      const ids = rows.map((r) => r.id);
-      if (ids.length > 0) await recompute(client, ids);
-      await client.query('DELETE FROM reading_block_days_pending WHERE register_id = ANY($1::int[])', [ids]);
-      return ids.length;
-    },
-  });
 }

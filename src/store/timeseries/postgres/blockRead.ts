@@ -5,9 +5,7 @@
 // row per register, not per register-day — 36,500 rows of 100 register-years cost the driver
 // more than their bytes — and over ranges longer than RUN_DAYS one per register and run of days:
 // the driver turns each field into a string first, and a string over 128 KiB goes to V8's
-// large-object space, ~6 ns a byte against ~0.1 below it (a register-year of hourly rollups is
-// 360 kB of hex: 2.1 ms of a request's 15 ms on the event loop, 0.03 ms in runs of 64 days;
-// docs/benchmarks.md).
+// large-object space, ~6 ns a byte against ~0.1 below it (docs/benchmarks.md).
 import type { Queryable } from '../../database.ts';
 import { dayOf } from '../../../shared/readings/blocks.ts';
 import type { StoredBlock } from '../../../shared/readings/aggregate.ts';
@@ -17,39 +15,39 @@ export interface BlockRow extends StoredBlock {
   id: number;
 }
 
-export type BlockColumns = 'data' | 'hours' | 'both' | 'days';
+/** What a read needs of each block: its readings, or its daily pieces (with updated_max). */
+export type BlockColumns = 'data' | 'days';
 
 const DAY = 86_400_000;
 
 /** Days per result row when a register's range is longer: runs whose hex stays below V8's
- * 128 KiB large-object threshold — always for `hours` (≤ 496 bytes a day: 63.5 kB of hex a run),
- * for `data` and `both` while blocks stay under ~1 kB and ~2 kB (96 quarter-hours with one
- * resolution and updatedAt: 782 bytes of data, 484 of hours). `days` (≤ 88 bytes a day: a
- * register-year is 64 kB of hex at most) is one row per register. Runs cost PostgreSQL a sort
- * of the blocks by run (an incremental sort on the primary key's order), so a range that fits in
- * one run is asked without them: measured, runs of 512 days made the blocks of local days of 100
- * register-years 17% slower and runs of 64 days those of 100 register-months 2–11% (A/B in one
- * process, docs/benchmarks.md). */
-const RUN_DAYS: Partial<Record<BlockColumns, number>> = { hours: 64, data: 64, both: 32 };
+ * 128 KiB large-object threshold while blocks stay under ~250 bytes (a day of quarter hours with
+ * three decimals is ~100). `days` (≤ 60 bytes a day) is one row per register. Runs cost
+ * PostgreSQL a sort of the blocks by run (an incremental sort on the primary key's order), so a
+ * range that fits in one run is asked without them. */
+const RUN_DAYS: Partial<Record<BlockColumns, number>> = { data: 256 };
 
 /** The query of fetchPart for these registers and [start, end): name, text and parameters
- * (exported for the benchmark's EXPLAIN). */
-export function blockQuery(columns: BlockColumns, ids: readonly number[], start: number, end: number): { name: string; text: string; values: unknown[] } {
+ * (exported for the benchmark's EXPLAIN). With `asOf`, blocks written after that instant come
+ * with their data and history instead (flagged), to be rebuilt as they were then. */
+export function blockQuery(columns: BlockColumns, ids: readonly number[], start: number, end: number, asOf?: number): { name: string; text: string; values: unknown[] } {
   const first = dayOf(start);
   const last = dayOf(end - 1);
   const runDays = RUN_DAYS[columns];
   const runs = runDays !== undefined && last - first + 1 > runDays;
-  return { name: `flex_blocks_${columns}${runs ? '_runs' : ''}`, text: blockQuerySql(columns, runs ? runDays : undefined), values: [ids, first, last] };
+  const asOfMode = asOf !== undefined;
+  return {
+    name: `flex_blocks_${columns}${runs ? '_runs' : ''}${asOfMode ? '_asof' : ''}`,
+    text: blockQuerySql(columns, runs ? runDays : undefined, asOfMode),
+    values: asOfMode ? [ids, first, last, asOf] : [ids, first, last],
+  };
 }
 
-function blockQuerySql(columns: BlockColumns, runDays: number | undefined): string {
-  // `days` without its padding: the k pieces written (4 + 24k of 76 bytes).
-  const piece =
-    columns === 'both'
-      ? 'int4send(length(data)) || data || int4send(length(hours)) || hours'
-      : columns === 'days'
-        ? 'int4send(4 + 24 * get_byte(days, 3)) || substr(days, 1, 4 + 24 * get_byte(days, 3))'
-        : `int4send(length(${columns})) || ${columns}`;
+function blockQuerySql(columns: BlockColumns, runDays: number | undefined, asOf: boolean): string {
+  let piece = columns === 'days' ? 'float8send(updated_max) || int4send(length(days)) || days' : 'int4send(length(data)) || data';
+  if (asOf)
+    piece = `CASE WHEN updated_max > $4 THEN '\\x01'::bytea || int4send(length(data)) || data || int4send(coalesce(length(history), 0)) || coalesce(history, ''::bytea)
+      ELSE '\\x00'::bytea || ${piece} END`;
   // Runs by arithmetic shift (runDays a power of two): it rounds days before 1970 down, where
   // integer division would round them towards zero and make the run around day 0 twice as long.
   // Rows in register and day order: each register's blocks are read in day order.
@@ -58,10 +56,11 @@ function blockQuerySql(columns: BlockColumns, runDays: number | undefined): stri
      FROM reading_blocks WHERE register_id = ANY($1::int[]) AND day >= $2 AND day <= $3 GROUP BY register_id${run}${run && ` ORDER BY register_id${run}`}`;
 }
 
-/** Blocks of the registers over the UTC days of [start, end), each register's in day order. */
-async function fetchPart(db: Queryable, ids: readonly number[], start: number, end: number, columns: BlockColumns): Promise<BlockRow[]> {
+/** Blocks of the registers over the UTC days of [start, end), each register's in day order;
+ * with `asOf`, those written after it with their data and history (`asOf`: rebuilt when read). */
+async function fetchPart(db: Queryable, ids: readonly number[], start: number, end: number, columns: BlockColumns, asOf: number | undefined): Promise<BlockRow[]> {
   // Named: prepared once per connection, not parsed and planned on every read.
-  const { rows } = await db.query<{ id: number; blob: Buffer }>(blockQuery(columns, ids, start, end));
+  const { rows } = await db.query<{ id: number; blob: Buffer }>(blockQuery(columns, ids, start, end, asOf));
   const out: BlockRow[] = [];
   for (const { id, blob } of rows) {
     let at = 0;
@@ -73,22 +72,28 @@ async function fetchPart(db: Queryable, ids: readonly number[], start: number, e
     while (at < blob.length) {
       const day = blob.readInt32BE(at);
       at += 4;
-      if (columns === 'days') {
-        out.push({ id, day, data: null, hours: null, days: next() });
+      if (asOf !== undefined && blob[at++] === 1) {
+        const data = next();
+        const history = next();
+        out.push({ id, day, data: null, asOf: { at: asOf, data, history } });
         continue;
       }
-      const data = columns === 'hours' ? null : next();
-      const hours = columns === 'data' ? null : next();
-      out.push({ id, day, data, hours });
+      if (columns === 'days') {
+        const updatedMax = blob.readDoubleBE(at);
+        at += 8;
+        out.push({ id, day, data: null, days: next(), updatedMax });
+        continue;
+      }
+      out.push({ id, day, data: next() });
     }
   }
   return out;
 }
 
 /** Blocks per register id (each in day order), fetched in up to `parts` parts at once. */
-export async function fetchBlocks(db: Queryable, ids: readonly number[], start: number, end: number, columns: BlockColumns, parts: number): Promise<Map<number, BlockRow[]>> {
-  const split = splitQuery(ids.length, start, end, parts, DAY, columns === 'hours' || columns === 'days' ? MIN_ROLLUP_BLOCKS_PER_PART : MIN_REGISTER_DAYS_PER_PART);
-  const results = await Promise.all(split.map((p) => fetchPart(db, ids.slice(p.from, p.to), p.start, p.end, columns)));
+export async function fetchBlocks(db: Queryable, ids: readonly number[], start: number, end: number, columns: BlockColumns, parts: number, asOf?: number): Promise<Map<number, BlockRow[]>> {
+  const split = splitQuery(ids.length, start, end, parts, DAY, columns === 'days' ? MIN_ROLLUP_BLOCKS_PER_PART : MIN_REGISTER_DAYS_PER_PART);
+  const results = await Promise.all(split.map((p) => fetchPart(db, ids.slice(p.from, p.to), p.start, p.end, columns, asOf)));
   const out = new Map<number, BlockRow[]>();
   for (const rows of results)
     for (const row of rows) {
@@ -99,18 +104,22 @@ export async function fetchBlocks(db: Queryable, ids: readonly number[], start: 
   return out;
 }
 
-/** The data (and with `hours`, the hourly rollups) of these blocks (register id, UTC day), set on the rows given. */
-export async function fillData(db: Queryable, rows: readonly BlockRow[], hours = false): Promise<void> {
+/** The data of these blocks (register id, UTC day), set on the rows given; with `asOf`, a block
+ * written since (after the first read) is rebuilt as recorded then. */
+export async function fillData(db: Queryable, rows: BlockRow[], asOf?: number): Promise<void> {
   if (rows.length === 0) return;
-  const { rows: found } = await db.query<{ id: number; day: number; data: Buffer; hours: Buffer | null }>(
-    `SELECT b.register_id AS id, b.day, b.data, ${hours ? 'b.hours' : 'NULL::bytea AS hours'} FROM reading_blocks b JOIN unnest($1::int[], $2::int[]) AS k(id, day) ON b.register_id = k.id AND b.day = k.day`,
+  const { rows: found } = await db.query<{ id: number; day: number; data: Buffer; history: Buffer | null; updated_max: number }>(
+    `SELECT b.register_id AS id, b.day, b.data, ${asOf === undefined ? 'NULL::bytea AS history, 0::float8 AS updated_max' : 'b.history, b.updated_max'}
+     FROM reading_blocks b JOIN unnest($1::int[], $2::int[]) AS k(id, day) ON b.register_id = k.id AND b.day = k.day`,
     [rows.map((r) => r.id), rows.map((r) => r.day)],
   );
   const byKey = new Map(found.map((f) => [`${f.id}:${f.day}`, f]));
   for (const r of rows) {
     const f = byKey.get(`${r.id}:${r.day}`);
-    r.data = f?.data ?? null;
-    if (hours) r.hours = f?.hours ?? null;
+    if (f && asOf !== undefined && f.updated_max > asOf) {
+      r.data = null;
+      r.asOf = { at: asOf, data: f.data, history: f.history ?? Buffer.alloc(0) };
+    } else r.data = f?.data ?? null;
   }
 }
 

@@ -5,12 +5,13 @@
 // a reading is always in exactly one of the two tables. Progress is logged per batch. When no
 // row is left the row table is dropped (on a new installation at once: it is empty). Several
 // processes starting together (server, CLI) serialize on an advisory lock. runConversion is the
-// loop shared with the daily rollups' conversion (blockDays.ts, migration 006).
+// loop shared with the conversion of blocks to the compact encoding (convertBlocks.ts). The row
+// table becomes blocks of the first format (reading_blocks_v1), which that one then converts.
 import type { Logger } from 'pino';
 import type { Pool, PoolClient, Queryable } from '../../database.ts';
 
 /** Arbitrary but fixed: the advisory lock key of each conversion, by the table it empties. */
-const LOCKS: Record<string, number> = { readings: 727_274_012, reading_block_days_pending: 727_274_013 };
+const LOCKS: Record<string, number> = { readings: 727_274_012, reading_block_days_pending: 727_274_013, reading_blocks_v1: 727_274_014 };
 
 export interface ConvertOptions {
   /** Registers per transaction. */
@@ -19,7 +20,7 @@ export interface ConvertOptions {
   maxBatches?: number;
 }
 
-/** A conversion at start of what a table lists (this one and blockDays.ts's). */
+/** A conversion at start of what a table lists (this one and convertBlocks.ts's). */
 export interface Conversion {
   /** What is left to convert, one row a `unit`; dropped when a batch finds nothing left.
    * Processes starting together (server, CLI) serialize on an advisory lock (LOCKS). */

@@ -19,7 +19,7 @@ export interface QueryPart {
 /** Below this much data per part (registers × days) one query is as fast: for reads of the
  * readings (`data`, decoded one by one afterwards). */
 export const MIN_REGISTER_DAYS_PER_PART = 30;
-/** The same for reads of rollups only (hours or daily pieces, a few hundred bytes a block): a
+/** The same for reads of daily pieces only (a few dozen bytes a block): a
  * block is one index entry and one tuple, ~1 µs of PostgreSQL's time, so a register-year (365)
  * is one query — a second connection costs more than it saves (docs/benchmarks.md). */
 export const MIN_ROLLUP_BLOCKS_PER_PART = 1000;

@@ -1,20 +1,24 @@
-// The PostgreSQL time-series store (default). Readings live in register-day blocks with hourly
-// rollups (table `reading_blocks`, src/store/migrations/004_reading_blocks.sql; format and
-// reasons in src/shared/readings/blocks.ts and docs/meter-data.md):
-//   writes: ingest.ts (bodies: blocks built in a worker) and blockWrite.ts (one transaction,
-//   corrections merged into the blocks they touch);
-//   reads: blockRead.ts (blocks, split over several connections when large), aggregated by
-//   src/shared/readings/aggregate.ts (rollups where they answer, on the event loop: ≤ 24 slots a
-//   block; readings where they do not, in the worker pool: aggregateTask.ts);
-//   JSON by ../readingJson.ts; rows of the former row table converted at start (convertRows.ts);
-//   daily rollups per register zone (blockDays.ts): on write, on a zone change, at start.
-import type { Pool, Queryable } from '../../database.ts';
+// The PostgreSQL time-series store (default). Readings live in register-day blocks, compact
+// (table `reading_blocks`, src/store/migrations/010_reading_blocks_compact.sql; format and
+// reasons in src/shared/readings/blocks.ts, codec.ts and docs/meter-data.md), with the versions
+// they superseded (src/shared/readings/versions.ts):
+//   writes: ingest.ts (bodies: blocks encoded in a worker) and blockWrite.ts (one transaction,
+//   corrections merged into the blocks they touch, superseded versions kept);
+//   reads: blockRead.ts (blocks, split over several connections when large; asOf rebuilds blocks
+//   written since), aggregated by src/shared/readings/aggregate.ts (daily pieces where they
+//   answer local days, the readings otherwise; on the event loop when small, in the worker pool
+//   when large: aggregateTask.ts);
+//   JSON by ../readingJson.ts; former layouts converted at start (convertRows.ts, convertBlocks.ts);
+//   daily pieces per register zone (blockDays.ts): on write, on a zone change, on conversion.
+import { withTransaction, type Pool, type Queryable } from '../../database.ts';
 import type { WorkerPool } from '../../../workerPool.ts';
-import { aggregateBlocks, daysMissing, rawNeeded, readingsOfBlocks, type Bucketing } from '../../../shared/readings/aggregate.ts';
+import { aggregateBlocks, daysMissing, readingsOfBlocks, type Bucketing } from '../../../shared/readings/aggregate.ts';
 import type { AggregateTask } from '../../../shared/readings/contract.ts';
 import { decodeData, dayOf } from '../../../shared/readings/blocks.ts';
+import { FOREVER, type Retention } from '../../../shared/readings/retention.ts';
+import { decodeHistory, encodeHistory, historyMin, purgeHistory, versionsOf, type VersionColumns } from '../../../shared/readings/versions.ts';
 import { seriesJsonById } from '../readingJson.ts';
-import { TooManyPoints, type BucketQuery, type ChangeQuery, type RangeQuery, type ReadingsInput, type Series, type TimeSeriesStore, type WriteOutcome } from '../types.ts';
+import { TooManyPoints, type BucketQuery, type ChangeQuery, type RangeQuery, type ReadingVersion, type ReadingsInput, type Series, type TimeSeriesStore, type WriteOutcome } from '../types.ts';
 import { rebuildDays } from './blockDays.ts';
 import { fetchBlocks, fillData, localDays, type BlockRow } from './blockRead.ts';
 import { writeRows } from './blockWrite.ts';
@@ -27,32 +31,57 @@ const CHANGED_SQL = `SELECT p.i, b.day, CASE WHEN b.day::float8 * 86400000 >= p.
   FROM unnest($1::int[], $2::int[], $3::float8[], $4::float8[], $5::float8[]) AS p(i, id, lo, hi, since)
   JOIN reading_blocks b ON b.register_id = p.id AND b.day >= floor(p.lo / 86400000) AND b.day <= floor((p.hi - 1) / 86400000) AND b.updated_max > p.since`;
 
+/** Blocks with superseded versions in the range, one result row per register (as blockRead.ts reads them). */
+const VERSIONS_SQL = `SELECT register_id AS id, string_agg(int4send(day) || int4send(length(data)) || data || int4send(length(history)) || history, ''::bytea ORDER BY day) AS blob
+  FROM reading_blocks WHERE register_id = ANY($1::int[]) AND day >= $2 AND day <= $3 AND history IS NOT NULL GROUP BY register_id`;
+/** Blocks holding versions superseded before the cutoff (found through the BRIN index on
+ * history_min; no order, which would walk the primary key), locked; blocks a writer or another
+ * purge holds are skipped, so a purge never waits for a lock and never deadlocks with a write. */
+const PURGE_SQL = `SELECT register_id AS id, day, history FROM reading_blocks WHERE history_min < $1 LIMIT $2 FOR UPDATE SKIP LOCKED`;
+const PURGED_SQL = `UPDATE reading_blocks b SET history = u.history, history_min = u.history_min
+  FROM unnest($1::int[], $2::int[], $3::bytea[], $4::float8[]) AS u(id, day, history, history_min) WHERE b.register_id = u.id AND b.day = u.day`;
+const PURGE_BATCH = 500;
+/** Batches one purge step takes at most (the rest waits for the next step). */
+const PURGE_BATCHES = 20;
+const PURGE_INTERVAL_MS = 600_000;
+
+/** Blocks of up to this many bytes of data are aggregated on the event loop (a register-year of
+ * quarter hours is ~40 kB, decoded in ~1 ms); more go to the worker pool. */
+const MAIN_THREAD_BYTES = 256 * 1024;
+
 const EMPTY = { timestamps: new Float64Array(0), values: new Float64Array(0), resolutions: new Int32Array(0), updatedAt: new Float64Array(0) };
 
 export class PostgresTimeSeriesStore implements TimeSeriesStore {
   readonly backend = 'postgres' as const;
+
+  readonly periodicWork: { name: string; intervalMs: number; step: () => Promise<number> }[] = [];
 
   constructor(
     private readonly pool: Pool,
     private readonly workers: WorkerPool,
     /** Large reads are fetched in up to this many parts at once (queryParts.ts). */
     private readonly queryParts = 1,
-  ) {}
+    /** How long superseded versions are kept (READING_VERSIONS_RETENTION). */
+    private readonly retention: Retention = FOREVER,
+  ) {
+    if (retention !== FOREVER) this.periodicWork.push({ name: 'reading-versions-purge', intervalMs: PURGE_INTERVAL_MS, step: () => this.purgeVersions() });
+  }
 
   async write(input: ReadingsInput): Promise<WriteOutcome> {
     if ('body' in input) return ingestBody(this.pool, this.workers, input);
-    await writeRows(this.pool, input.rows, input.updatedAtMs ?? Date.now());
+    await writeRows(this.pool, input.rows, input.updatedAtMs);
     return { ok: true, readings: input.rows.timestamps.length };
   }
 
   async readJson(q: RangeQuery, maxPoints: number): Promise<Map<number, Buffer>> {
-    // The blocks wholly inside the range count exactly: refuse before fetching when they are too many.
+    // The blocks wholly inside the range count exactly (as of an earlier instant, at most as
+    // many: readings are never removed one by one): refuse before fetching when they are too many.
     const { rows } = await this.pool.query<{ n: string | null }>('SELECT sum(n) AS n FROM reading_blocks WHERE register_id = ANY($1::int[]) AND day > $2 AND day < $3', [
       q.registerIds,
       dayOf(q.start),
       dayOf(q.end - 1),
     ]);
-    if (Number(rows[0]!.n ?? 0) > maxPoints) throw new TooManyPoints(maxPoints);
+    if (q.asOf === undefined && Number(rows[0]!.n ?? 0) > maxPoints) throw new TooManyPoints(maxPoints);
     const series = await this.readSeries(q);
     if (series.reduce((n, s) => n + s.timestamps.length, 0) > maxPoints) throw new TooManyPoints(maxPoints);
     return seriesJsonById(series);
@@ -63,7 +92,7 @@ export class PostgresTimeSeriesStore implements TimeSeriesStore {
   }
 
   async readSeries(q: RangeQuery): Promise<Series[]> {
-    const blocks = await fetchBlocks(this.pool, q.registerIds, q.start, q.end, 'data', this.queryParts);
+    const blocks = await fetchBlocks(this.pool, q.registerIds, q.start, q.end, 'data', this.queryParts, q.asOf);
     return q.registerIds.map((id) => {
       const list = blocks.get(id);
       if (!list) return { registerId: id, ...EMPTY };
@@ -75,30 +104,41 @@ export class PostgresTimeSeriesStore implements TimeSeriesStore {
   async bucketSeries(q: BucketQuery): Promise<Series[]> {
     const ids = q.registers.map((r) => r.id);
     const days = q.resolutionSeconds === 86400;
-    // Hourly rollups answer buckets of whole hours; other lengths aggregate the readings.
-    const rollups = days || q.resolutionSeconds % 3600 === 0;
     const [blocks, zones] = await Promise.all([
-      fetchBlocks(this.pool, ids, q.start, q.end, days ? 'days' : rollups ? 'hours' : 'data', this.queryParts),
+      fetchBlocks(this.pool, ids, q.start, q.end, days ? 'days' : 'data', this.queryParts, q.asOf),
       days ? localDays(this.pool, [...new Set(q.registers.map((r) => r.timeZone))], q.start, q.end) : undefined,
     ]);
     const bucketing = (tz: string): Bucketing => (zones ? { kind: 'days', ...zones.get(tz)! } : { kind: 'epoch', ms: q.resolutionSeconds * 1000 });
-    if (rollups) {
+    if (days) {
+      // Local days: blocks whose daily pieces do not fit get their data.
       const missing: BlockRow[] = [];
       for (const r of q.registers) {
         const list = blocks.get(r.id) ?? [];
-        // Local days: blocks whose daily pieces do not fit get their hours and data.
-        const needed = days ? daysMissing(list, bucketing(r.timeZone), q.start, q.end) : rawNeeded(list, bucketing(r.timeZone), q.start, q.end);
-        for (const i of needed) missing.push(list[i]!);
+        for (const i of daysMissing(list, bucketing(r.timeZone), q.start, q.end)) missing.push(list[i]!);
       }
-      await fillData(this.pool, missing, days);
-      // 24 slots per block at most: cheap enough for the event loop.
+      await fillData(this.pool, missing, q.asOf);
+    }
+    // What is left to decode decides where: daily pieces take a fraction of a microsecond a block,
+    // readings (and blocks rebuilt as of an instant) about a microsecond a hundred bytes. The
+    // worker pool takes a question only when the blocks to decode are most of what it would have
+    // to copy there (36,500 blocks of daily pieces cost more to copy than to read).
+    let bytes = 0;
+    let blockCount = 0;
+    let decoded = 0;
+    for (const list of blocks.values())
+      for (const b of list) {
+        blockCount += 1;
+        const n = (b.data?.length ?? 0) + (b.asOf ? b.asOf.data.length + b.asOf.history.length : 0);
+        bytes += n;
+        if (n > 0) decoded += 1;
+      }
+    if (bytes <= MAIN_THREAD_BYTES || decoded < blockCount / 2)
       return q.registers.map((r) => {
         const list = blocks.get(r.id);
         if (!list) return { registerId: r.id, ...EMPTY };
         return { registerId: r.id, ...aggregateBlocks(list, r.aggregate === 'sum', bucketing(r.timeZone), q.start, q.end) };
       });
-    }
-    // Every reading decoded: in the worker pool.
+    // Many readings to decode: in the worker pool, off the event loop.
     const task: AggregateTask = { registers: q.registers.map((r) => ({ blocks: blocks.get(r.id) ?? [], summed: r.aggregate === 'sum', bucketing: bucketing(r.timeZone) })), start: q.start, end: q.end };
     const columns = await this.workers.run('readings/aggregateTask', task);
     return q.registers.map((r, k) => ({ registerId: r.id, ...columns[k]! }));
@@ -127,6 +167,63 @@ export class PostgresTimeSeriesStore implements TimeSeriesStore {
       for (let k = 0; k < r.times.length; k += 1) if (r.times[k]! >= row.lo && r.times[k]! < row.hi && r.updatedAt[k]! > row.since) changed[row.i] = true;
     }
     return changed;
+  }
+
+  async versions(q: RangeQuery, maxPoints: number): Promise<Map<number, ReadingVersion[]>> {
+    const { rows } = await this.pool.query<{ id: number; blob: Buffer }>({ name: 'flex_block_versions', text: VERSIONS_SQL, values: [q.registerIds, dayOf(q.start), dayOf(q.end - 1)] });
+    const out = new Map<number, ReadingVersion[]>();
+    let total = 0;
+    for (const { id, blob } of rows) {
+      const columns: VersionColumns = { times: [], values: [], resolutions: [], recordedAt: [], supersededAt: [] };
+      for (let at = 0; at < blob.length; ) {
+        const day = blob.readInt32BE(at);
+        const dataLength = blob.readInt32BE(at + 4);
+        const data = blob.subarray(at + 8, at + 8 + dataLength);
+        at += 8 + dataLength;
+        const historyLength = blob.readInt32BE(at);
+        const history = blob.subarray(at + 4, at + 4 + historyLength);
+        at += 4 + historyLength;
+        total += versionsOf(decodeData(data, day), decodeHistory(history, day), q.start, q.end, columns);
+        if (total > maxPoints) throw new TooManyPoints(maxPoints);
+      }
+      if (columns.times.length === 0) continue;
+      out.set(
+        id,
+        columns.times.map((timestamp, k) => ({
+          timestamp,
+          value: columns.values[k]!,
+          resolution: columns.resolutions[k]!,
+          recordedAt: columns.recordedAt[k]!,
+          supersededAt: Number.isNaN(columns.supersededAt[k]!) ? null : columns.supersededAt[k]!,
+        })),
+      );
+    }
+    return out;
+  }
+
+  /** Removes versions superseded before the retention's cutoff; returns the blocks rewritten. */
+  async purgeVersions(now = Date.now()): Promise<number> {
+    const cutoff = this.retention.cutoff(now);
+    let purged = 0;
+    for (let batch = 0; batch < PURGE_BATCHES; batch += 1) {
+      const done = await withTransaction(this.pool, async (tx) => {
+        const { rows } = await tx.query<{ id: number; day: number; history: Buffer }>(PURGE_SQL, [cutoff, PURGE_BATCH]);
+        const update: [number[], number[], (Buffer | null)[], (number | null)[]] = [[], [], [], []];
+        for (const r of rows) {
+          const kept = purgeHistory(decodeHistory(r.history, r.day), cutoff);
+          const bytes = encodeHistory(r.day, kept);
+          update[0].push(r.id);
+          update[1].push(r.day);
+          update[2].push(bytes && Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+          update[3].push(historyMin(kept));
+        }
+        if (rows.length > 0) await tx.query(PURGED_SQL, update);
+        return rows.length;
+      });
+      purged += done;
+      if (done < PURGE_BATCH) break;
+    }
+    return purged;
   }
 
   async hasReadings(registerId: number): Promise<boolean> {

@@ -23,8 +23,11 @@ import { LOCKS, type PartitionGate } from './purge.ts';
 
 export interface PendingBatch {
   id: number;
+  /** The batch's recordedAt (its rows' updated_at), UTC ms. */
   updatedAtMs: number;
   rows: ReadingRows;
+  /** The values it replaces are in the versions table already (nothing of it may have been sent before). */
+  versionsKept: boolean;
 }
 
 /** Marks the second format (the first began with the series count, never this). */
@@ -200,6 +203,12 @@ export const entryKey = (id: number) => id % 2 ** 31;
 export interface Completion {
   /** Sends the rows and waits until QuestDB has applied them. */
   send(batch: PendingBatch): Promise<void>;
+  /** Compares the batch with the stored readings and, if `copy`, copies the stored values it
+   * changes into the versions table, superseded at the batch's recordedAt (store.ts); run before
+   * any of the batch is sent. `again`: a replay, which may find some of the copy made already
+   * (its writer died before the journal noted it). Returns the rows to send: those that are new
+   * or change a stored reading (undefined: all of them). The copy waits for `after`. */
+  keepVersions(batch: Pick<PendingBatch, 'rows' | 'updatedAtMs'>, options: { copy: boolean; again: boolean; after?: Promise<unknown> }): Promise<ReadingRows | undefined>;
   gate: PartitionGate;
 }
 
@@ -207,11 +216,29 @@ export interface Completion {
  * partition locks of its months until done() or abandon(). */
 export interface JournalEntry {
   id: number;
+  /** The batch's recordedAt (UTC ms): the updated_at of its rows. */
+  recordedAtMs: number;
+  /** Settles once the batch may be sent: its parts committed, every older overlapping batch
+   * complete, its months entered (no purge rewriting them) and the values it replaces kept; with
+   * the rows to send (undefined: all; readings posted again unchanged are left out). */
+  ready: Promise<ReadingRows | undefined>;
   /** The batch is applied: the entry goes, the locks are released. */
   done(): Promise<void>;
-  /** The batch failed: the entry stays for a replay, the locks are released. */
+  /** The batch failed: the entry stays for a replay, the locks are released (once `ready` has settled). */
   abandon(): Promise<void>;
 }
+
+/** Journals a batch's header: the write clock's row lock makes entries commit one after another
+ * (journal order, the id, is the order of commits: a batch always sees the older entries it must
+ * wait for), and gives the batch its recordedAt: the database's clock, always after the previous
+ * batch's (or the time the caller gave). The entry's advisory lock is taken by the same
+ * statement, so the entry is never visible without its owner. */
+const JOURNAL_HEADER = `WITH clock AS (
+    UPDATE timeseries_write_clock SET last_ms = CASE WHEN $1::float8 IS NULL THEN greatest(last_ms + 1, (extract(epoch FROM clock_timestamp()) * 1000)::bigint) ELSE last_ms END
+    RETURNING last_ms)
+  INSERT INTO timeseries_pending_batches (id, updated_at_ms, readings, parts, register_ids, first_ms, last_ms)
+  SELECT nextval('timeseries_pending_batches_id_seq'), coalesce($1::float8, clock.last_ms), $2, $3, $4, $5, $6 FROM clock
+  RETURNING id, updated_at_ms, pg_advisory_lock(${LOCKS.entry}, (id % 2147483648)::int)`;
 
 /** Ends a session's ownership: its advisory locks released, or the connection closed. */
 async function release(client: PoolClient, broken = false): Promise<void> {
@@ -228,50 +255,101 @@ async function release(client: PoolClient, broken = false): Promise<void> {
  * an orphan: of two batches writing one reading, the one journaled later is the one stored.
  */
 export class BatchJournal {
-  constructor(private readonly pool: Pool) {}
+  /** Journal sessions this process's writers hold at once: half the platform pool. A writer holds
+   * its session from its journal entry until the batch is applied, waiting meanwhile for older
+   * batches of the same readings; without a bound, 50 writers of the same register-days held the
+   * pool's connections while waiting for each other, and writers still asking for one gave up
+   * after the pool's 10 s (test/regressions/questdbConcurrentWritersPoolTimeout.test.ts). Here
+   * they wait without a limit, leaving the other half of the pool to reads and register lookups. */
+  private readonly sessions: Slots;
+  constructor(private readonly pool: Pool) {
+    this.sessions = new Slots(Math.max(1, Math.floor((pool.options.max ?? 10) / 2)));
+  }
 
-  /** Journals the batch, then returns once every older overlapping batch is complete and the
-   * batch's months are entered (no purge rewriting them). Nothing may be sent before. */
-  async begin(rows: ReadingRows, updatedAtMs: number, completion: Completion): Promise<JournalEntry> {
-    const client = await this.pool.connect();
+  /** Journals the batch's header and returns the entry (its recordedAt known); the rest of the
+   * journaling and the waits before sending run on (`ready`). Nothing may be sent before
+   * `ready`. `requestedAtMs`: the recordedAt the caller gives (default: the write clock). */
+  async begin(rows: ReadingRows, requestedAtMs: number | undefined, completion: Completion): Promise<JournalEntry> {
+    const { registers, first, last } = extent(rows);
+    const packed = packRows(rows);
+    const parts = Math.ceil(packed.length / PART_BYTES);
+    await this.sessions.take();
+    let client: PoolClient;
     try {
-      const { registers, first, last } = extent(rows);
-      const packed = packRows(rows);
-      const parts = Math.ceil(packed.length / PART_BYTES);
-      const { rows: r } = await client.query<{ id: string }>(
-        `INSERT INTO timeseries_pending_batches (updated_at_ms, readings, parts, register_ids, first_ms, last_ms) VALUES ($1, $2, $3, $4, $5, $6)
-         RETURNING id, pg_advisory_lock(${LOCKS.entry}, (id % 2147483648)::int)`,
-        [updatedAtMs, rows.timestamps.length, parts, registers, first, last],
-      );
-      const id = Number(r[0]!.id);
-      await copyIn(client, PARTS_COPY, partRows(id, packed, parts), PART_BYTES);
-      await this.settleOlder(client, id, rows, completion);
-      await completion.gate.enter(client, rows);
-      // The session is given back once, whichever of done() and abandon() comes first.
-      let ended = false;
-      const end = async (broken = false) => {
-        if (ended) return;
-        ended = true;
-        await release(client, broken);
-      };
-      return {
-        id,
-        done: async () => {
-          if (ended) throw new Error(`journal entry ${id} was abandoned`);
-          try {
-            await client.query('DELETE FROM timeseries_pending_batches WHERE id = $1', [id]);
-          } catch (err) {
-            await end(true);
-            throw err;
-          }
-          await end();
-        },
-        abandon: () => end(),
-      };
+      client = await this.pool.connect();
     } catch (err) {
-      await release(client, true);
+      this.sessions.give();
       throw err;
     }
+    // The session is given back once, whichever of done() and abandon() comes first.
+    let ended = false;
+    const end = async (broken = false) => {
+      if (ended) return;
+      ended = true;
+      try {
+        await release(client, broken);
+      } finally {
+        this.sessions.give();
+      }
+    };
+    let header: { id: number; recordedAtMs: number };
+    try {
+      const { rows: r } = await client.query<{ id: string; updated_at_ms: number }>(JOURNAL_HEADER, [requestedAtMs ?? null, rows.timestamps.length, parts, registers, first, last]);
+      header = { id: Number(r[0]!.id), recordedAtMs: r[0]!.updated_at_ms };
+    } catch (err) {
+      await end(true);
+      throw err;
+    }
+    const { id, recordedAtMs } = header;
+    const ready = (async () => {
+      try {
+        // Older batches of the same readings complete and the months entered first; then the
+        // parts are written while the batch is compared with the stored readings (QuestDB). The
+        // copy of what it replaces waits for the parts: an entry whose parts never committed is
+        // dropped by the replay, and must have copied nothing.
+        await this.settleOlder(client, id, rows, completion);
+        await completion.gate.enter(client, rows, recordedAtMs);
+        const written = copyIn(client, PARTS_COPY, partRows(id, packed, parts), PART_BYTES);
+        written.catch(() => undefined);
+        const send = await this.keepVersions(client, { id, rows, updatedAtMs: recordedAtMs, versionsKept: false }, completion, false, written);
+        await written;
+        return send;
+      } catch (err) {
+        await end(true);
+        throw err;
+      }
+    })();
+    ready.catch(() => undefined);
+    return {
+      id,
+      recordedAtMs,
+      ready,
+      done: async () => {
+        await ready;
+        if (ended) throw new Error(`journal entry ${id} was abandoned`);
+        try {
+          await client.query('DELETE FROM timeseries_pending_batches WHERE id = $1', [id]);
+        } catch (err) {
+          await end(true);
+          throw err;
+        }
+        await end();
+      },
+      abandon: async () => {
+        await ready.catch(() => undefined);
+        await end();
+      },
+    };
+  }
+
+  /** Copies the values the batch replaces into the versions table, once: the entry records that
+   * it did before any of the batch is sent, so a replay never takes the batch's own rows (sent
+   * in part before a crash) for replaced ones. Every time (a replay too), the rows to send: a
+   * replay leaves out those stored already, unchanged or sent before the crash. */
+  private async keepVersions(client: PoolClient, batch: PendingBatch, completion: Completion, again: boolean, after: Promise<unknown> = Promise.resolve()): Promise<ReadingRows | undefined> {
+    const send = await completion.keepVersions(batch, { copy: !batch.versionsKept, again, after });
+    if (!batch.versionsKept) await client.query('UPDATE timeseries_pending_batches SET versions_kept = true WHERE id = $1', [batch.id]);
+    return send;
   }
 
   /** Completes, in journal order, the older entries overlapping `rows`: waits for the lock of
@@ -298,9 +376,10 @@ export class BatchJournal {
   /** Sends an orphan (its lock held by `client`) after the older entries it overlaps. */
   private async complete(client: PoolClient, batch: PendingBatch, completion: Completion): Promise<void> {
     await this.settleOlder(client, batch.id, batch.rows, completion);
-    const keys = await completion.gate.enter(client, batch.rows);
+    const keys = await completion.gate.enter(client, batch.rows, batch.updatedAtMs);
     try {
-      await completion.send(batch);
+      const send = await this.keepVersions(client, batch, completion, true);
+      if (!send || send.timestamps.length > 0) await completion.send({ ...batch, rows: send ?? batch.rows });
       await client.query('DELETE FROM timeseries_pending_batches WHERE id = $1', [batch.id]);
     } finally {
       await completion.gate.leave(client, keys);
@@ -341,7 +420,7 @@ export class BatchJournal {
   /** The entry's batch; undefined if it is gone, or if its parts never committed (its writer
    * died between the two steps of begin(), before sending anything): such an entry is dropped. */
   async load(id: number, db: Queryable = this.pool): Promise<PendingBatch | undefined> {
-    const { rows } = await db.query<{ updated_at_ms: number; rows: Buffer | null; parts: number }>('SELECT updated_at_ms, rows, parts FROM timeseries_pending_batches WHERE id = $1', [id]);
+    const { rows } = await db.query<{ updated_at_ms: number; rows: Buffer | null; parts: number; versions_kept: boolean }>('SELECT updated_at_ms, rows, parts, versions_kept FROM timeseries_pending_batches WHERE id = $1', [id]);
     const entry = rows[0];
     if (!entry) return undefined;
     let packed = entry.rows;
@@ -353,7 +432,25 @@ export class BatchJournal {
       }
       packed = Buffer.concat(parts.map((p) => p.data));
     }
-    return { id, updatedAtMs: entry.updated_at_ms, rows: unpackRows(packed) };
+    return { id, updatedAtMs: entry.updated_at_ms, rows: unpackRows(packed), versionsKept: entry.versions_kept };
+  }
+}
+
+/** A first-come, first-served count of slots; take() waits without a limit. */
+class Slots {
+  private readonly waiting: (() => void)[] = [];
+  constructor(private free: number) {}
+  async take(): Promise<void> {
+    if (this.free > 0) {
+      this.free -= 1;
+      return;
+    }
+    await new Promise<void>((resolve) => this.waiting.push(resolve));
+  }
+  give(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.free += 1;
   }
 }
 

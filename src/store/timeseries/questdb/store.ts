@@ -30,7 +30,8 @@ import { localDayAt, localDayIndex, localDayNear, type LocalDay } from '../../..
 import { ilpBound, type IlpChunk } from '../../../shared/readings/ilp.ts';
 import { bodyBytes, parseBodySliced, parsedRows, refused } from '../parseBody.ts';
 import { seriesJsonById } from '../readingJson.ts';
-import { TimeSeriesUnavailable, TooManyPoints, type BucketQuery, type ChangeQuery, type RangeQuery, type ReadingRows, type ReadingsInput, type Series, type TimeSeriesStore, type WriteOutcome } from '../types.ts';
+import { TimeSeriesUnavailable, TooManyPoints, type BucketQuery, type ChangeQuery, type RangeQuery, type ReadingRows, type ReadingVersion, type ReadingsInput, type Series, type TimeSeriesStore, type WriteOutcome } from '../types.ts';
+import { CHANGED, SAME, copyStatements, createVersionsTable, dropExpiredVersions, rowStates, rowsWhere, storedStatements, versionsTableOf, type VersionsRetention } from './versions.ts';
 import { SharedBuffers } from '../sharedBuffers.ts';
 import { IlpHttp } from './ilpHttp.ts';
 import { ilpProtocolVersion, type IlpProtocolSetting } from './ilpSender.ts';
@@ -51,6 +52,8 @@ const APPLY_TIMEOUT_MS = 60_000;
 const APPLY_POLL_MS = 10;
 /** How often orphaned pending batches (their writer gone) are looked for and sent again. */
 const REPLAY_INTERVAL_MS = 60_000;
+/** How often superseded versions past READING_VERSIONS_RETENTION are looked for. */
+const RETENTION_INTERVAL_MS = 3_600_000;
 /** Change probes run at once (the PG-wire pool's size). */
 const PROBE_CONCURRENCY = 8;
 
@@ -95,6 +98,13 @@ export async function streamRows(pool: pg.Pool, text: string, values: unknown[],
     client.release(broken);
   }
   if (failure) throw failure.err;
+}
+
+/** The journal entry left rows of the batch out (posted again unchanged): these are to be sent. */
+class FewerRows extends Error {
+  constructor(readonly rows: ReadingRows) {
+    super('rows left out');
+  }
 }
 
 /** Columns of one register's answer, filled row by row straight into typed arrays (sized for
@@ -147,7 +157,9 @@ class SeriesBuilder {
     const n = this.n;
     const [timestamps, values, resolutions, updatedAt] = [this.timestamps.subarray(0, n), this.values.subarray(0, n), this.resolutions.subarray(0, n), this.updatedAt.subarray(0, n)];
     if (this.ordered) return { registerId: this.registerId, timestamps, values, resolutions, updatedAt };
-    const order = Array.from({ length: n }, (_, i) => i).sort((x, y) => timestamps[x]! - timestamps[y]!);
+    // In time order; of equal timestamps (versions given out-of-order recordedAts) the one recorded last.
+    const sorted = Array.from({ length: n }, (_, i) => i).sort((x, y) => timestamps[x]! - timestamps[y]! || updatedAt[x]! - updatedAt[y]!);
+    const order = sorted.filter((x, k) => k + 1 === n || timestamps[sorted[k + 1]!] !== timestamps[x]);
     return {
       registerId: this.registerId,
       timestamps: Float64Array.from(order, (i) => timestamps[i]!),
@@ -161,6 +173,38 @@ class SeriesBuilder {
 /** One builder per register asked, in that order, each sized for `capacity` rows. */
 const builders = (ids: readonly number[], capacity: number) => new Map(ids.map((id) => [id, new SeriesBuilder(id, capacity)]));
 const built = (map: Map<number, SeriesBuilder>) => [...map.values()].map((b) => b.series());
+
+/** A register's answer as of an instant: its current rows recorded by then, and the superseded
+ * versions current then, both in time order, as one series. A timestamp in both (possible only
+ * when a caller gave recordedAts out of order) shows the version recorded last. */
+export function asOfMerge(current: Series, earlier: Series): Series {
+  const m = earlier.timestamps.length;
+  if (m === 0) return current;
+  const n = current.timestamps.length;
+  const out = { registerId: current.registerId, timestamps: new Float64Array(n + m), values: new Float64Array(n + m), resolutions: new Int32Array(n + m), updatedAt: new Float64Array(n + m) };
+  let i = 0;
+  let j = 0;
+  let k = 0;
+  const take = (from: Series, x: number) => {
+    out.timestamps[k] = from.timestamps[x]!;
+    out.values[k] = from.values[x]!;
+    out.resolutions[k] = from.resolutions[x]!;
+    out.updatedAt[k] = from.updatedAt[x]!;
+    k += 1;
+  };
+  while (i < n || j < m) {
+    const a = i < n ? current.timestamps[i]! : Infinity;
+    const b = j < m ? earlier.timestamps[j]! : Infinity;
+    if (a < b) take(current, i++);
+    else if (b < a) take(earlier, j++);
+    else {
+      take(earlier.updatedAt[j]! > current.updatedAt[i]! ? earlier : current, earlier.updatedAt[j]! > current.updatedAt[i]! ? j : i);
+      i += 1;
+      j += 1;
+    }
+  }
+  return { registerId: out.registerId, timestamps: out.timestamps.subarray(0, k), values: out.values.subarray(0, k), resolutions: out.resolutions.subarray(0, k), updatedAt: out.updatedAt.subarray(0, k) };
+}
 
 /** The builder of a row's register (its register_id, a SYMBOL holding the id's digits), looked
  * up once per run of rows of the same register; undefined for a register not asked for. */
@@ -193,6 +237,9 @@ export interface QuestDbOptions {
   purgeAfterMs?: number;
   /** Tests: a throw at a purge step stands for a crash there. */
   purgeCheckpoint?: PurgeDeps['checkpoint'];
+  /** READING_VERSIONS_RETENTION: versions superseded before `cutoff(now)` may go (undefined, or a
+   * cutoff of -Infinity: kept forever). */
+  versionsRetention?: VersionsRetention;
 }
 
 export interface QuestDbDeps {
@@ -202,7 +249,8 @@ export interface QuestDbDeps {
   log: Logger;
 }
 
-export const TABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,126}$/;
+/** A QuestDB table name of at most 127 characters, with room for the `_versions` of its versions table. */
+export const TABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,117}$/;
 
 /** `$from`, `$from+1`, … for a list of query parameters. */
 const placeholders = (n: number, from: number) => Array.from({ length: n }, (_, i) => `$${i + from}`).join(', ');
@@ -246,12 +294,15 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
   ) {
     this.workers = deps.workers;
     this.log = deps.log;
+    this.platform = deps.pool;
     this.buffers = new SharedBuffers(connections);
     this.journal = new BatchJournal(deps.pool);
     this.tombstones = new Tombstones(deps.pool);
+    this.versionsTable = versionsTableOf(table);
     this.purger = new Purger({
       pool: deps.pool,
       table,
+      versionsTable: this.versionsTable,
       questdb: (sql) => this.select(sql, []),
       applied: () => this.waitApplied(),
       log: deps.log,
@@ -259,26 +310,36 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
       checkpoint: options.purgeCheckpoint,
     });
     this.completion = {
-      send: async (batch) => void (await this.send(batch.rows, batch.updatedAtMs, Promise.resolve())),
-      gate: new PartitionGate(table, (client) => this.purger.finishInterrupted(client)),
+      send: async (batch) => void (await this.send(batch.rows, batch.updatedAtMs, Promise.resolve(undefined))),
+      keepVersions: (batch, options) => this.keepVersions(batch.rows, batch.updatedAtMs, options),
+      gate: new PartitionGate(table, this.versionsTable, (client) => this.purger.finishInterrupted(client)),
     };
     // Run by src/app.ts with the platform's periodic jobs (src/jobs/periodicJob.ts).
     this.periodicWork = [{ name: 'questdb-replay', intervalMs: REPLAY_INTERVAL_MS, step: () => this.replayPending() }];
     const purgeMs = options.purgeIntervalMs ?? 60_000;
     if (purgeMs > 0) this.periodicWork.push({ name: 'questdb-purge', intervalMs: purgeMs, step: () => this.purge() });
+    this.retention = options.versionsRetention;
+    if (this.retention && Number.isFinite(this.retention.cutoff(Date.now()))) this.periodicWork.push({ name: 'reading-versions-purge', intervalMs: RETENTION_INTERVAL_MS, step: () => this.dropExpiredVersions() });
   }
+  private readonly versionsTable: string;
+  private readonly retention: VersionsRetention | undefined;
   private readonly workers: WorkerPool;
   private readonly log: Logger;
+  /** The platform's PostgreSQL. */
+  private readonly platform: Pool;
 
   static async connect(options: QuestDbOptions, deps: QuestDbDeps): Promise<QuestDbTimeSeriesStore> {
     const table = options.table ?? 'readings';
-    if (!TABLE_NAME.test(table)) throw new Error(`QUESTDB_TABLE ${JSON.stringify(table)}: letters, digits and _ only, not starting with a digit`);
+    if (!TABLE_NAME.test(table)) throw new Error(`QUESTDB_TABLE ${JSON.stringify(table)}: letters, digits and _ only, not starting with a digit, at most 118 characters`);
     const pool = new pg.Pool({ connectionString: options.pgUrl, max: PROBE_CONCURRENCY, Client: RawRowClient });
     pool.on('error', (err) => deps.log.warn({ err: err.message }, 'idle QuestDB connection failed'));
     const connections = Math.max(1, options.connections ?? 4);
     const http = new IlpHttp({ url: options.httpUrl, connections, retryMs: options.retryMs ?? 30_000 });
     try {
       await pool.query(createTable(table));
+      // Existing installations need nothing more: their rows are the current versions (recorded
+      // at their updated_at); superseded versions are kept from now on.
+      await pool.query(createVersionsTable(table));
       // Our encoder writes version 1 (text), which every QuestDB with ILP over HTTP reads; the
       // server's version is still settled (and logged) as configured.
       const version = await ilpProtocolVersion(options.httpUrl, options.ilpProtocolVersion ?? 'auto', deps.log);
@@ -294,47 +355,105 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
   }
 
   async write(input: ReadingsInput): Promise<WriteOutcome> {
-    const updatedAtMs = input.updatedAtMs ?? Date.now();
+    // The batch's recordedAt is given by the journal (the write clock) unless the caller gives one.
+    const requestedAtMs = input.updatedAtMs;
     const t0 = performance.now();
-    if ('rows' in input) return this.writeRows(input.rows, updatedAtMs, t0, 0);
-    const parsed = await parseBodySliced(this.workers, bodyBytes(input.body), updatedAtMs);
+    if ('rows' in input) return this.writeRows(input.rows, requestedAtMs, t0, 0);
+    const parsed = await parseBodySliced(this.workers, bodyBytes(input.body), requestedAtMs ?? Date.now());
     const parseMs = performance.now() - t0;
     try {
       if (!parsed.ok) return refused(parsed);
-      return await this.writeRows(parsedRows(parsed, await input.resolve(parsed.series)), updatedAtMs, t0, parseMs);
+      return await this.writeRows(parsedRows(parsed, await input.resolve(parsed.series)), requestedAtMs, t0, parseMs);
     } finally {
       // Nothing reads the columns any more: writeRows returns only once every lane has stopped.
       parsed.release?.();
     }
   }
 
-  private async writeRows(rows: ReadingRows, updatedAtMs: number, t0: number, parseMs: number): Promise<WriteOutcome> {
+  private async writeRows(rows: ReadingRows, requestedAtMs: number | undefined, t0: number, parseMs: number): Promise<WriteOutcome> {
     const readings = rows.timestamps.length;
     if (readings === 0) return { ok: true, readings };
     const t1 = performance.now();
-    // The journal entry is written while the workers encode; no chunk is sent before it commits,
-    // older batches of the same readings are complete and no purge holds the batch's months.
-    const journaled = this.journal.begin(rows, updatedAtMs, this.completion);
+    // The journal entry's header gives the recordedAt the chunks carry; the rest of the journal
+    // is written while the workers encode. No chunk is sent before the entry is ready: its parts
+    // committed, older batches of the same readings complete, no purge holding the batch's
+    // months, and the values it replaces copied into the versions table.
+    const entry = await this.journal.begin(rows, requestedAtMs, this.completion);
     try {
-      const sent = await this.send(rows, updatedAtMs, journaled);
-      await (await journaled).done();
-      this.log.debug({ readings, parseMs, resolveMs: t1 - t0 - parseMs, ...sent, totalMs: performance.now() - t0 }, 'QuestDB batch written');
+      const sent = await this.send(rows, entry.recordedAtMs, entry.ready);
+      await entry.done();
+      this.log.debug({ readings, parseMs, resolveMs: t1 - t0 - parseMs, ...this.copyMs.get(rows), ...sent, totalMs: performance.now() - t0 }, 'QuestDB batch written');
     } catch (err) {
       // A batch that failed stays journaled, an orphan: the periodic replay completes it.
-      await (await journaled.catch(() => undefined))?.abandon();
+      await entry.abandon();
       throw err;
     }
     return { ok: true, readings };
   }
 
+  /** Compares `rows` with the stored readings (one query per key group: versions.ts), and copies
+   * the stored rows they change into the versions table, superseded at `recordedAtMs`, inside
+   * QuestDB. A fresh batch's keys hold nothing: one index lookup per register, nothing copied.
+   * Returns the rows to send: a reading posted again unchanged keeps its version and updatedAt,
+   * so it is left out (undefined: none is). `again` (a replay): QuestDB's WAL is applied first,
+   * and a copy statement whose rows are there already is not run again (each is one QuestDB
+   * transaction: all of its rows are there, or none). */
+  private async keepVersions(rows: ReadingRows, recordedAtMs: number, { copy, again, after }: { copy: boolean; again: boolean; after?: Promise<unknown> }): Promise<ReadingRows | undefined> {
+    const t0 = performance.now();
+    if (again) await this.waitApplied();
+    const { states, stored } = rowStates(rows);
+    // Two queries at once (QuestDB answers each on its own connection).
+    const reads = storedStatements(rows, this.table);
+    let next = 0;
+    const reader = async () => {
+      for (let k = next++; k < reads.length; k = next++) await streamRows(this.pool, reads[k]!, [], (row) => stored(rawLong(row, 0), rawLong(row, 1) / 1000, rawNumber(row, 2), rawLong(row, 3)));
+    };
+    for (const r of await Promise.allSettled([reader(), reader()])) if (r.status === 'rejected') throw r.reason;
+    const compared = performance.now();
+    let changed = 0;
+    let same = 0;
+    for (let i = 0; i < states.length; i += 1) {
+      if (states[i] === CHANGED) changed += 1;
+      else if (states[i] === SAME) same += 1;
+    }
+    if (copy && changed > 0) {
+      await after;
+      const replaced = changed === states.length ? rows : rowsWhere(rows, states, (state) => state === CHANGED);
+      for (const statement of copyStatements(replaced, this.table, recordedAtMs)) {
+        if (again && Number((await this.select(statement.done, []))[0]![0]) > 0) continue;
+        await this.pool.query(statement.copy);
+      }
+    }
+    this.copyMs.set(rows, { compareMs: compared - t0, copyMs: performance.now() - compared });
+    return same === 0 ? undefined : rowsWhere(rows, states, (state) => state !== SAME);
+  }
+  /** How long each batch's comparison and copy took (the debug line of its write). */
+  private readonly copyMs = new WeakMap<ReadingRows, { compareMs: number; copyMs: number }>();
+
   /** Encodes the chunks in the workers and sends them, `connections` at a time, then waits until
-   * QuestDB has applied them. */
-  private async send(rows: ReadingRows, updatedAtMs: number, journaled: Promise<unknown>): Promise<{ journalMs: number; firstSentMs: number; sendMs: number; applyMs: number }> {
+   * QuestDB has applied them. The chunks are encoded while the journal entry gets ready; none is
+   * sent before it is, and if it leaves some rows out (readings posted again unchanged) the rest
+   * is planned and encoded again. */
+  private async send(rows: ReadingRows, updatedAtMs: number, ready: Promise<ReadingRows | undefined>): Promise<{ journalMs: number; firstSentMs: number; sendMs: number; applyMs: number }> {
     const t0 = performance.now();
     let journalMs = 0;
-    let firstSentMs = 0;
-    const recorded = journaled.then(() => (journalMs = performance.now() - t0));
+    const recorded = ready.then((fewer) => {
+      journalMs = performance.now() - t0;
+      if (fewer) throw new FewerRows(fewer);
+    });
     recorded.catch(() => undefined);
+    let sent: { firstSentMs: number; sendMs: number; applyMs: number };
+    try {
+      sent = await this.sendChunks(rows, updatedAtMs, recorded, t0);
+    } catch (err) {
+      if (!(err instanceof FewerRows)) throw err;
+      sent = err.rows.timestamps.length === 0 ? { firstSentMs: 0, sendMs: performance.now() - t0, applyMs: 0 } : await this.sendChunks(err.rows, updatedAtMs, Promise.resolve(), t0);
+    }
+    return { journalMs, ...sent };
+  }
+
+  private async sendChunks(rows: ReadingRows, updatedAtMs: number, recorded: Promise<void>, t0: number): Promise<{ firstSentMs: number; sendMs: number; applyMs: number }> {
+    let firstSentMs = 0;
     const plans = planChunks(rows, this.chunkRows);
     const count = plans.length;
     let next = 0;
@@ -366,25 +485,29 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
     for (const l of lanes) if (l.status === 'rejected') throw l.reason;
     const t1 = performance.now();
     await this.waitApplied();
-    return { journalMs, firstSentMs, sendMs: t1 - t0, applyMs: performance.now() - t1 };
+    return { firstSentMs, sendMs: t1 - t0, applyMs: performance.now() - t1 };
   }
 
-  /** Read-your-writes: QuestDB applies WAL transactions asynchronously. Waits until the table's
-   * writer has applied every transaction the sequencer had after our chunks were acknowledged. */
+  /** Read-your-writes: QuestDB applies WAL transactions asynchronously. Waits until the writers
+   * of the readings table and of its versions table have applied every transaction their
+   * sequencers had after our chunks (and copies) were acknowledged. */
   private async waitApplied(): Promise<void> {
+    const tables = [this.table, this.versionsTable];
     const state = async () => {
-      const { rows } = await this.pool.query<{ writerTxn: string; sequencerTxn: string; suspended: boolean }>(
-        `SELECT writerTxn, sequencerTxn, suspended FROM wal_tables() WHERE name = '${this.table}'`,
+      const { rows } = await this.pool.query<{ name: string; writerTxn: string; sequencerTxn: string; suspended: boolean }>(
+        `SELECT name, writerTxn, sequencerTxn, suspended FROM wal_tables() WHERE name IN ('${tables.join("', '")}')`,
       );
-      const row = rows[0];
-      if (!row) throw new TimeSeriesUnavailable(`QuestDB table ${this.table} is not listed in wal_tables()`);
-      return { writer: Number(row.writerTxn), sequencer: Number(row.sequencerTxn), suspended: row.suspended };
+      return tables.map((name) => {
+        const row = rows.find((r) => r.name === name);
+        if (!row) throw new TimeSeriesUnavailable(`QuestDB table ${name} is not listed in wal_tables()`);
+        if (row.suspended) throw new TimeSeriesUnavailable(`QuestDB suspended the WAL of table ${name}`);
+        return { writer: Number(row.writerTxn), sequencer: Number(row.sequencerTxn) };
+      });
     };
     const start = Date.now();
     const first = await state();
     let current = first;
-    for (let pause = 1; current.writer < first.sequencer; pause = Math.min(pause * 2, APPLY_POLL_MS)) {
-      if (current.suspended) throw new TimeSeriesUnavailable(`QuestDB suspended the WAL of table ${this.table}`);
+    for (let pause = 1; current.some((c, k) => c.writer < first[k]!.sequencer); pause = Math.min(pause * 2, APPLY_POLL_MS)) {
       if (Date.now() - start > APPLY_TIMEOUT_MS) throw new TimeSeriesUnavailable(`QuestDB did not apply table ${this.table} within ${APPLY_TIMEOUT_MS} ms`);
       await new Promise((r) => setTimeout(r, pause));
       current = await state();
@@ -402,6 +525,12 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
     return this.purger.step();
   }
 
+  /** One retention step (versions.ts): months of superseded versions past the retention dropped. */
+  dropExpiredVersions(now = Date.now()): Promise<number> {
+    if (!this.retention) return Promise.resolve(0);
+    return dropExpiredVersions({ pool: this.platform, table: this.table, cutoff: this.retention.cutoff(now), questdb: (sql) => this.select(sql, []), applied: () => this.waitApplied(), log: this.log });
+  }
+
   /** A read over the PostgreSQL wire, rows as arrays (measured: parsing row objects with Date
    * timestamps doubled the time of a one-register-year answer; docs/questdb.md). */
   private async select(text: string, values: unknown[]): Promise<unknown[][]> {
@@ -409,25 +538,51 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
     return rows as unknown[][];
   }
 
-  /** Readings as stored. Timestamps travel as microseconds (long), not text. No ORDER BY: rows
-   * come in time order and are grouped by register here. */
+  /** Readings as stored (or as they were at `asOf`). Timestamps travel as microseconds (long),
+   * not text. No ORDER BY: rows come in time order and are grouped by register here. */
   private async series(q: RangeQuery, limit?: number): Promise<Series[]> {
     if (q.registerIds.length === 0) return [];
     const out = builders(q.registerIds, 64);
     let count = 0;
     const rowOf = registerRows(out);
-    await streamRows(
+    const hidden = await this.hidden(q.registerIds);
+    const ids = q.registerIds.map(String);
+    const asOf = q.asOf === undefined ? undefined : new Date(q.asOf);
+    const rowLimit = limit ? ` LIMIT ${limit + 1}` : '';
+    // As of an instant: the current rows recorded by then, and the versions then current that
+    // were superseded since (versions table, months superseded after the instant only).
+    const earlier = asOf ? builders(q.registerIds, 16) : undefined;
+    const current = streamRows(
       this.pool,
       `SELECT register_id, cast(ts AS long), value, resolution, cast(updated_at AS long) FROM ${this.table}
-       WHERE register_id IN (${placeholders(q.registerIds.length, 3)}) AND ts >= $1 AND ts < $2${await this.hidden(q.registerIds)}${limit ? ` LIMIT ${limit + 1}` : ''}`,
-      [new Date(q.start), new Date(q.end), ...q.registerIds.map(String)],
+       WHERE register_id IN (${placeholders(ids.length, 3)}) AND ts >= $1 AND ts < $2${asOf ? ` AND updated_at <= $${ids.length + 3}` : ''}${hidden}${rowLimit}`,
+      [new Date(q.start), new Date(q.end), ...ids, ...(asOf ? [asOf] : [])],
       (row) => {
         count += 1;
         rowOf(rawLong(row, 0))?.push(rawLong(row, 1) / 1000, rawNumber(row, 2), rawLong(row, 3), rawLong(row, 4) / 1000);
       },
     );
+    const superseded = earlier
+      ? (() => {
+          const earlierOf = registerRows(earlier);
+          return streamRows(
+            this.pool,
+            `SELECT register_id, cast(reading_ts AS long), value, resolution, cast(recorded_at AS long) FROM ${this.versionsTable}
+             WHERE register_id IN (${placeholders(ids.length, 4)}) AND superseded_at > $3 AND reading_ts >= $1 AND reading_ts < $2 AND recorded_at <= $3${hidden}${rowLimit}`,
+            [new Date(q.start), new Date(q.end), asOf, ...ids],
+            (row) => {
+              count += 1;
+              earlierOf(rawLong(row, 0))?.push(rawLong(row, 1) / 1000, rawNumber(row, 2), rawLong(row, 3), rawLong(row, 4) / 1000);
+            },
+          );
+        })()
+      : undefined;
+    superseded?.catch(() => undefined);
+    await current;
+    await superseded;
     if (limit !== undefined && count > limit) throw new TooManyPoints(limit);
-    return built(out);
+    const series = built(out);
+    return earlier ? series.map((s) => asOfMerge(s, earlier.get(s.registerId)!.series())) : series;
   }
 
   readJson(q: RangeQuery, maxPoints: number): Promise<Map<number, Buffer>> {
@@ -460,6 +615,10 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
     }
     for (const [zone, registers] of groups) {
       const align = day && zone !== 'UTC' ? `ALIGN TO CALENDAR TIME ZONE '${zone.replace(/'/g, "''")}'` : 'ALIGN TO CALENDAR';
+      if (q.asOf !== undefined) {
+        await this.bucketsAsOf(q, q.asOf, zone, align, registers, out);
+        continue;
+      }
       const summed = new Set(registers.filter((r) => r.aggregate === 'sum').map((r) => r.id));
       const averaged = summed.size < registers.length;
       // The local day of a bucket found from the row before's (arithmetic, cached days): with
@@ -493,6 +652,69 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
     return built(out);
   }
 
+  /** One time zone group's buckets as they were at `asOf`: SAMPLE BY over the superseded
+   * versions current then (their reading time made the designated timestamp of a sorted
+   * subquery; few rows: only months superseded after the instant are scanned), then over the
+   * current rows recorded by then; a bucket in both gets their sums, counts and latest recordedAt
+   * together. Both use the same calendar alignment, so their buckets start at the same instants. */
+  private async bucketsAsOf(q: BucketQuery, asOf: number, zone: string, align: string, registers: BucketQuery['registers'][number][], out: Map<number, SeriesBuilder>): Promise<void> {
+    const day = q.resolutionSeconds === 86400;
+    const summed = new Set(registers.filter((r) => r.aggregate === 'sum').map((r) => r.id));
+    const averaged = summed.size < registers.length;
+    const ids = registers.map((r) => String(r.id));
+    const params = [new Date(q.start), new Date(q.end), new Date(asOf), ...ids];
+    const partial = new Map<number, Map<number, { total: number; n: number; updated: number }>>();
+    await streamRows(
+      this.pool,
+      `SELECT cast(ts AS long), cast(updated AS long), total, n, register_id FROM (
+         SELECT register_id, ts, sum(value) AS total, count() AS n, max(recorded_at) AS updated FROM (
+           SELECT register_id, reading_ts AS ts, value, recorded_at FROM ${this.versionsTable}
+           WHERE register_id IN (${placeholders(ids.length, 4)}) AND superseded_at > $3 AND reading_ts >= $1 AND reading_ts < $2 AND recorded_at <= $3 ORDER BY reading_ts
+         ) timestamp(ts) SAMPLE BY ${q.resolutionSeconds}s ${align})`,
+      params,
+      (row) => {
+        const id = rawLong(row, 4);
+        const buckets = partial.get(id) ?? partial.set(id, new Map()).get(id)!;
+        buckets.set(rawLong(row, 0) / 1000, { total: rawNumber(row, 2), n: rawLong(row, 3), updated: rawLong(row, 1) / 1000 });
+      },
+    );
+    const rowOf = registerRows(out);
+    let near: LocalDay | undefined;
+    const resolutionAt = (ts: number, local: LocalDay | undefined) => (local ? Math.round((local.end - ts) / 1000) : q.resolutionSeconds);
+    await streamRows(
+      this.pool,
+      `SELECT cast(ts AS long), cast(updated AS long), total, n, register_id${averaged ? ', mean' : ''} FROM (
+         SELECT register_id, ts, sum(value) AS total, count() AS n${averaged ? ', avg(value) AS mean' : ''}, max(updated_at) AS updated FROM ${this.table}
+         WHERE register_id IN (${placeholders(ids.length, 4)}) AND ts >= $1 AND ts < $2 AND updated_at <= $3 SAMPLE BY ${q.resolutionSeconds}s ${align})`,
+      params,
+      (row) => {
+        const b = rowOf(rawLong(row, 4));
+        if (!b) return;
+        const ts = rawLong(row, 0) / 1000;
+        if (day) near = near ? localDayNear(ts, near, zone) : localDayAt(localDayIndex(ts, zone), zone);
+        const sum = summed.has(b.registerId);
+        let value = rawNumber(row, sum ? 2 : 5);
+        let updated = rawLong(row, 1) / 1000;
+        const other = partial.get(b.registerId)?.get(ts);
+        if (other) {
+          partial.get(b.registerId)!.delete(ts);
+          const total = rawNumber(row, 2) + other.total;
+          value = sum ? total : total / (rawLong(row, 3) + other.n);
+          updated = Math.max(updated, other.updated);
+        }
+        b.push(ts, value, resolutionAt(ts, near), updated);
+      },
+    );
+    // Buckets whose every reading was recorded after `asOf` again (the builder sorts them in).
+    for (const [id, buckets] of partial) {
+      const b = out.get(id);
+      if (!b) continue;
+      for (const [ts, { total, n, updated }] of buckets) {
+        b.push(ts, summed.has(id) ? total : total / n, resolutionAt(ts, day ? localDayAt(localDayIndex(ts, zone), zone) : undefined), updated);
+      }
+    }
+  }
+
   async bucketsJson(q: BucketQuery): Promise<Map<number, Buffer>> {
     return seriesJsonById(await this.bucketSeries(q), q.resolutionSeconds);
   }
@@ -513,6 +735,70 @@ export class QuestDbTimeSeriesStore implements TimeSeriesStore {
       }
     };
     await Promise.all(Array.from({ length: Math.min(PROBE_CONCURRENCY, queries.length) }, probe));
+    return out;
+  }
+
+  /** Every version of the (register, timestamp)s in [start, end) that have been corrected: their
+   * superseded versions (versions table), then their current rows. `asOf` plays no part. */
+  async versions(q: RangeQuery, maxPoints: number): Promise<Map<number, ReadingVersion[]>> {
+    const out = new Map<number, ReadingVersion[]>();
+    if (q.registerIds.length === 0) return out;
+    const ids = [...new Set(q.registerIds)].map(String);
+    const hidden = await this.hidden(q.registerIds);
+    let count = 0;
+    /** Per register, per timestamp: its versions. */
+    const keys = new Map<number, Map<number, ReadingVersion[]>>();
+    await streamRows(
+      this.pool,
+      `SELECT register_id, cast(reading_ts AS long), value, resolution, cast(recorded_at AS long), cast(superseded_at AS long) FROM ${this.versionsTable}
+       WHERE register_id IN (${placeholders(ids.length, 3)}) AND reading_ts >= $1 AND reading_ts < $2${hidden} LIMIT ${maxPoints + 1}`,
+      [new Date(q.start), new Date(q.end), ...ids],
+      (row) => {
+        count += 1;
+        const id = rawLong(row, 0);
+        const timestamp = rawLong(row, 1) / 1000;
+        const byTs = keys.get(id) ?? keys.set(id, new Map()).get(id)!;
+        const list = byTs.get(timestamp) ?? byTs.set(timestamp, []).get(timestamp)!;
+        list.push({ timestamp, value: rawNumber(row, 2), resolution: rawLong(row, 3), recordedAt: rawLong(row, 4) / 1000, supersededAt: rawLong(row, 5) / 1000 });
+      },
+    );
+    if (count === 0) return out;
+    if (count > maxPoints) throw new TooManyPoints(maxPoints);
+    // The current version of each corrected timestamp: one query over the registers and the span
+    // of their corrected timestamps, the timestamps listed.
+    let first = Infinity;
+    let last = -Infinity;
+    const stamps = new Set<number>();
+    for (const byTs of keys.values()) {
+      for (const t of byTs.keys()) {
+        stamps.add(t);
+        first = Math.min(first, t);
+        last = Math.max(last, t);
+      }
+    }
+    const corrected = [...keys.keys()].map(String);
+    await streamRows(
+      this.pool,
+      `SELECT register_id, cast(ts AS long), value, resolution, cast(updated_at AS long) FROM ${this.table}
+       WHERE register_id IN (${placeholders(corrected.length, 3)}) AND ts >= $1 AND ts <= $2 AND cast(ts AS long) IN (${[...stamps].map((t) => Math.round(t * 1000)).join(', ')})`,
+      [new Date(first), new Date(last), ...corrected],
+      (row) => {
+        const timestamp = rawLong(row, 1) / 1000;
+        keys.get(rawLong(row, 0))?.get(timestamp)?.push({ timestamp, value: rawNumber(row, 2), resolution: rawLong(row, 3), recordedAt: rawLong(row, 4) / 1000, supersededAt: null });
+      },
+    );
+    for (const id of q.registerIds) {
+      const byTs = keys.get(id);
+      if (!byTs || out.has(id)) continue;
+      const list: ReadingVersion[] = [];
+      for (const t of [...byTs.keys()].sort((a, b) => a - b)) {
+        const versions = byTs.get(t)!.sort((a, b) => a.recordedAt - b.recordedAt || (a.supersededAt ?? Infinity) - (b.supersededAt ?? Infinity));
+        count += versions.filter((v) => v.supersededAt === null).length;
+        list.push(...versions);
+      }
+      out.set(id, list);
+    }
+    if (count > maxPoints) throw new TooManyPoints(maxPoints);
     return out;
   }
 
