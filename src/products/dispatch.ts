@@ -14,26 +14,9 @@ import type { Logger } from 'pino';
 import { withTransaction, type Pool, type PoolClient, type Queryable } from '../store/database.ts';
 import { decimal, divideTo } from './decimal.ts';
 import { isUpward } from './rules.ts';
+import type { DispatchItem, DispatchOutcome, EventPlan } from '../shared/dispatchContract.ts';
 
-/** What the event of a transaction says (the VTN turns it into OpenADR). */
-export interface EventPlan {
-  venId: string;
-  venResourceId: string;
-  zoneName: string;
-  correlationId: string;
-  start: number;
-  end: number;
-  /** Mean change of consumption over the period, kW: negative = less consumption. */
-  setpointKw: number;
-}
-
-export interface DispatchItem {
-  organizationId: number;
-  eventId: string | null;
-  plan: EventPlan | null;
-}
-
-export type DispatchOutcome = { eventId: string; note: string | null } | { eventId: null; reason: string | null };
+export type { DispatchItem, DispatchOutcome, EventPlan };
 
 /** Writes the events of the items in the given transaction (the VTN's writeDispatchEvents). */
 export type DispatchWriter = (tx: PoolClient, items: readonly DispatchItem[]) => Promise<{ outcomes: DispatchOutcome[]; afterCommit: () => void }>;

@@ -20,31 +20,9 @@ import { change as eventChange, columns as eventColumns, type EventBody } from '
 import { insertRow } from './objects.ts';
 import type { Change } from './outbox.ts';
 import { documentOf, newStamp, query, replacedStamp, type Stamp } from './sql.ts';
+import type { DispatchItem, DispatchOutcome, EventPlan } from '../shared/dispatchContract.ts';
 
-/** What the event of a transaction must say. */
-export interface EventPlan {
-  venId: string;
-  venResourceId: string;
-  /** Names the program (the market zone). */
-  zoneName: string;
-  correlationId: string;
-  start: number;
-  end: number;
-  /** Mean change of consumption over the period, kW: negative = less consumption. */
-  setpointKw: number;
-}
-
-export interface DispatchItem {
-  /** The VTN (organization) of the event: the one it is written to, or was. */
-  organizationId: number;
-  /** The event written earlier for this transaction, if any. */
-  eventId: string | null;
-  /** The event wanted now; null: none (the event, if any, is deleted). */
-  plan: EventPlan | null;
-}
-
-/** The event the transaction has now, or why it has none. */
-export type DispatchOutcome = { eventId: string; note: string | null } | { eventId: null; reason: string | null };
+export type { DispatchItem, DispatchOutcome, EventPlan };
 
 export const SETPOINT_PAYLOAD = 'DISPATCH_SETPOINT_RELATIVE';
 export const USAGE_PAYLOAD = 'USAGE';
