@@ -16,7 +16,9 @@ export function visibleTo(caller: VtnCaller, visibility: Visibility, w: Where): 
   switch (visibility) {
     case 'targeted':
       // Untargeted programs and events are for everyone; targeted ones for the VENs they reach.
-      return `(cardinality(t.target_keys) = 0 OR t.target_keys && ${clientReachSql('t.organization_id', client)})`;
+      // The reach is the caller's (its organization a parameter, not t's column): computed once
+      // for the query, not once per row.
+      return `(cardinality(t.target_keys) = 0 OR t.target_keys && ${clientReachSql(w.param(caller.organizationId), client)})`;
     case 'owned':
       return `t.owner_client_id = ${client}`;
     case 'ven':
