@@ -7,7 +7,7 @@
 //   - a targeted event compared each VEN-owned subscription with its client's whole reach, read
 //     again for every subscription.
 // Counted without timing: the rows each table's scans read for one event, from the plan the
-// statement ran with (auto_explain, as a notice to the session), after the connection has
+// statement ran with (auto_explain, as a notice to the connection), after the connection has
 // written changes while the tables were empty, as a connection of the platform's pool does.
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -47,7 +47,7 @@ function rowsRead(node: PlanNode, into = new Map<string, number>()): Map<string,
 }
 
 /** The notifications of one event (rolled back), and the rows its statement read, from the plan
- * it ran with (auto_explain, sent to this session as a notice). */
+ * it ran with (auto_explain, sent to the connection as a notice). */
 async function enqueue(targets: string[]): Promise<{ written: number; read: Map<string, number> }> {
   const plans: PlanNode[] = [];
   const onNotice = (msg: { message?: string }) => {
