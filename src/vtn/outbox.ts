@@ -124,31 +124,35 @@ subs AS MATERIALIZED (
   FROM vtn_subscription_callbacks cb JOIN vtn_subscriptions s ON s.organization_id = cb.organization_id AND s.id = cb.subscription_id
   WHERE (cb.organization_id, cb.object_operation) IN (SELECT DISTINCT c.org, c.kind || ':' || c.op FROM c)
 ),
-reached AS MATERIALIZED (
-  SELECT DISTINCT c.i, rv.client_id FROM c JOIN vtn_vens rv ON rv.organization_id = c.org AND rv.reach_keys && c.keys
-  WHERE c.targeted AND cardinality(c.keys) > 0
-    AND (rv.organization_id, rv.client_id) IN (SELECT DISTINCT s.organization_id, s.owner_client_id FROM subs s WHERE s.owner_is_ven)
+owner_vens AS MATERIALIZED (
+  SELECT rv.organization_id, rv.client_id, rv.reach_keys FROM vtn_vens rv
+  WHERE (rv.organization_id, rv.client_id) IN (SELECT DISTINCT s.organization_id, s.owner_client_id FROM subs s WHERE s.owner_is_ven)
+),
+-- Each targeted change with the VEN-owning clients it reaches (a VEN of theirs shares a key with
+-- it), computed per change: a join of changes × subscriptions with a table of (change, client)
+-- rows was planned as a nested loop over all of them (25M rows for 500 changes).
+-- Each change's id is taken here, in change order, so that its notifications carry it: joining
+-- the inserted changes back to their notifications was planned as a nested loop too (changes ×
+-- notifications).
+reaching AS MATERIALIZED (
+  SELECT c.*, nextval(pg_get_serial_sequence('vtn_changes', 'id')) AS change_id, CASE WHEN c.targeted AND cardinality(c.keys) > 0
+    THEN ARRAY(SELECT DISTINCT v.client_id FROM owner_vens v WHERE v.organization_id = c.org AND v.reach_keys && c.keys) END AS reached
+  FROM (SELECT * FROM c ORDER BY c.i) c
 ),
 matched AS (
-  SELECT DISTINCT ON (c.i, s.seq, s.callback_url, s.bearer_token) c.i, s.id, s.seq, s.callback_url, s.bearer_token, s.openadr_version
-  FROM c JOIN subs s ON s.organization_id = c.org AND s.object_operation = c.kind || ':' || c.op
+  SELECT DISTINCT ON (c.i, s.seq, s.callback_url, s.bearer_token) c.i, c.change_id, c.org, s.id, s.seq, s.callback_url, s.bearer_token, s.openadr_version
+  FROM reaching c JOIN subs s ON s.organization_id = c.org AND s.object_operation = c.kind || ':' || c.op
   WHERE (c.program IS NULL OR s.program_id = c.program)
     AND (cardinality(s.target_keys) = 0 OR cardinality(c.keys) = 0 OR s.target_keys && c.keys)
-    AND (NOT s.owner_is_ven OR CASE WHEN c.targeted
-      THEN cardinality(c.keys) = 0 OR EXISTS (SELECT 1 FROM reached r WHERE r.i = c.i AND r.client_id = s.owner_client_id)
-      ELSE s.owner_client_id = c.owner END)
+    AND (NOT s.owner_is_ven OR CASE WHEN c.targeted THEN cardinality(c.keys) = 0 OR s.owner_client_id = ANY(c.reached) ELSE s.owner_client_id = c.owner END)
   ORDER BY c.i, s.seq, s.callback_url, s.bearer_token
 ),
 change AS (
-  INSERT INTO vtn_changes (organization_id, object_type, operation, object_id, object, targets, ext, client_id)
-  SELECT c.org, c.kind, c.op, c.oid, c.doc, c.targets, c.ext, c.owner FROM c WHERE EXISTS (SELECT 1 FROM matched m WHERE m.i = c.i) ORDER BY c.i
-  RETURNING id, organization_id, object_type, operation, object_id
+  INSERT INTO vtn_changes (id, organization_id, object_type, operation, object_id, object, targets, ext, client_id) OVERRIDING SYSTEM VALUE
+  SELECT c.change_id, c.org, c.kind, c.op, c.oid, c.doc, c.targets, c.ext, c.owner FROM reaching c WHERE c.i IN (SELECT m.i FROM matched m) ORDER BY c.i
 )
 INSERT INTO vtn_notifications (change_id, organization_id, subscription_id, callback_url, bearer_token, openadr_version)
-SELECT ch.id, c.org, m.id, m.callback_url, m.bearer_token, m.openadr_version
-FROM change ch JOIN c ON c.org = ch.organization_id AND c.kind = ch.object_type AND c.op = ch.operation AND c.oid = ch.object_id
-  JOIN matched m ON m.i = c.i
-ORDER BY c.i, m.seq
+SELECT m.change_id, m.org, m.id, m.callback_url, m.bearer_token, m.openadr_version FROM matched m ORDER BY m.i, m.seq
 RETURNING 1`;
 
 /** enqueueNotifications for many changes in one statement; returns how many notifications. */
