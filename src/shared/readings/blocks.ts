@@ -59,6 +59,14 @@ export function decodeData(data: Uint8Array, day: number, scratch?: ColumnsScrat
   return { times: c.times, values: c.values, resolutions: c.resolutions, updatedAt: c.recordedAt, digits: c.digits };
 }
 
+/** Copies reading `at` of `src` to position `k` of `out` (the merges' step). */
+export function copyReading(out: BlockReadings, k: number, src: BlockReadings, at: number): void {
+  out.times[k] = src.times[at]!;
+  out.values[k] = src.values[at]!;
+  out.resolutions[k] = src.resolutions[at]!;
+  out.updatedAt[k] = src.updatedAt[at]!;
+}
+
 /** The stored readings of a block with `incoming` written over them: an incoming reading
  * replaces a stored one at the same time (value, resolution, updatedAt), the rest are kept. */
 export function mergeReadings(stored: BlockReadings, incoming: BlockReadings): BlockReadings {
@@ -69,13 +77,7 @@ export function mergeReadings(stored: BlockReadings, incoming: BlockReadings): B
   let i = 0;
   let j = 0;
   let k = 0;
-  const take = (src: BlockReadings, at: number) => {
-    out.times[k] = src.times[at]!;
-    out.values[k] = src.values[at]!;
-    out.resolutions[k] = src.resolutions[at]!;
-    out.updatedAt[k] = src.updatedAt[at]!;
-    k += 1;
-  };
+  const take = (src: BlockReadings, at: number) => copyReading(out, k++, src, at);
   while (i < a.times.length || j < b.times.length) {
     if (j >= b.times.length || (i < a.times.length && a.times[i]! < b.times[j]!)) take(a, i++);
     else {

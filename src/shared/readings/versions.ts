@@ -11,7 +11,7 @@
 //     after T was superseded by one recorded after T), so only blocks written after T are rebuilt.
 // Plain typed-array work shared by the main thread (writes, reads) and the worker (aggregation).
 import { ByteWriter, decodeColumns, encodeColumns, type Columns, type ColumnsScratch } from './codec.ts';
-import type { BlockReadings } from './blocks.ts';
+import { copyReading, type BlockReadings } from './blocks.ts';
 
 /** Superseded versions of a block, by time then recordedAt. */
 export interface History {
@@ -98,13 +98,7 @@ export function correct(stored: BlockReadings, history: History, incoming: Block
   let i = 0;
   let j = 0;
   let k = 0;
-  const take = (src: BlockReadings, at: number) => {
-    out.times[k] = src.times[at]!;
-    out.values[k] = src.values[at]!;
-    out.resolutions[k] = src.resolutions[at]!;
-    out.updatedAt[k] = src.updatedAt[at]!;
-    k += 1;
-  };
+  const take = (src: BlockReadings, at: number) => copyReading(out, k++, src, at);
   while (i < a.times.length || j < b.times.length) {
     if (j >= b.times.length || (i < a.times.length && a.times[i]! < b.times[j]!)) take(a, i++);
     else if (i < a.times.length && a.times[i] === b.times[j]) {
