@@ -25,23 +25,6 @@ export interface BindingDeps {
   afterCommit: () => void;
 }
 
-export interface BoundResource {
-  resourceId: number;
-  organizationId: number;
-  venId: string;
-  venResourceId: string;
-}
-
-/** The bindings of these grid resources (absent: unbound). */
-export async function bindingsOf(db: Queryable, resourceIds: readonly number[]): Promise<Map<number, BoundResource>> {
-  const { rows } = await db.query<BoundResource>(
-    `SELECT resource_id AS "resourceId", organization_id AS "organizationId", ven_id AS "venId", ven_resource_id AS "venResourceId"
-     FROM grid_resource_bindings WHERE resource_id = ANY($1::int[])`,
-    [resourceIds],
-  );
-  return new Map(rows.map((r) => [r.resourceId, r]));
-}
-
 /** Grid resources bound to these VEN resources of one VTN, with their actual register. */
 export async function resourcesBoundTo(db: Queryable, organizationId: number, venResourceIds: readonly string[]): Promise<{ resourceId: number; venResourceId: string; actualRegisterId: number | null }[]> {
   const { rows } = await db.query<{ resourceId: number; venResourceId: string; actualRegisterId: number | null }>(

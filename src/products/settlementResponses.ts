@@ -20,7 +20,7 @@ import { DeliveryValidationStatus } from '../codes.ts';
 import { badRequest, conflict, forbidden, notFound } from '../http/errors.ts';
 import { parseUtcTimestamp } from '../http/validation.ts';
 import { withTransaction, type Pool, type PoolClient } from '../store/database.ts';
-import { AgreementState, notFinal } from './agreement.ts';
+import { AGREEMENT_NAMES, AgreementState, notFinal } from './agreement.ts';
 import { decimal, decimalText, isMultipleOf } from './decimal.ts';
 import { answerInstant, iso, readInstants } from './settlementHistory.ts';
 import { validateAvailabilityRows } from './validationJob.ts';
@@ -122,7 +122,7 @@ export async function respond(pool: Pool, input: ResponseInput, createdBy: strin
     if (line.side !== 'seller') throw forbidden('Only the seller responds to a settlement line; the buyer resolves disputes');
     if (line.status === DeliveryValidationStatus.Pending) throw conflict(`${NAME[kind]} ${id} has not been validated yet`);
     if (line.agreementState === AgreementState.Disputed) throw conflict(`${NAME[kind]} ${id} is disputed (dispute ${line.disputeId}): withdraw the dispute first`);
-    if (line.agreementState !== AgreementState.Unanswered) throw conflict(`${NAME[kind]} ${id} is already ${line.agreementState === AgreementState.Accepted ? 'accepted' : 'resolved'}: its settlement is final`);
+    if (line.agreementState !== AgreementState.Unanswered) throw conflict(`${NAME[kind]} ${id} is already ${AGREEMENT_NAMES[line.agreementState]}: its settlement is final`);
     if (input.specificationAsOf !== undefined && line.recordedAt > parseUtcTimestamp(input.specificationAsOf)!) {
       throw conflict(`The settlement line of ${NAME[kind].toLowerCase()} ${id} changed at ${iso(line.recordedAt)}, after the specification answered (asOf ${input.specificationAsOf}); fetch it again`);
     }
