@@ -34,7 +34,8 @@ const LANDING_PAGE = `<!doctype html>
 <ul>
 <li><a href="/console">Analyst console</a>: readings, coverage, demand response, market</li>
 <li><a href="/docs">API reference</a> (try it with a client id and secret)</li>
-<li><a href="/api/openapi.json">OpenAPI document</a> · <a href="/health">health</a> · <a href="/metrics">metrics</a></li>
+<li><a href="/api/openapi.json">OpenAPI document</a> · <a href="/health">health</a></li>
+<li>Prometheus metrics: <code>GET /metrics</code> with <code>Authorization: Bearer $METRICS_TOKEN</code>, or on <code>METRICS_PORT</code> without a token</li>
 </ul>
 </body></html>
 `;
