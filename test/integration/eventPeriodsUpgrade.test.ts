@@ -2,44 +2,17 @@
 // migrates: each transaction's order period becomes an event period of its resource's actual
 // register where the register still has an event day on a local day the period touches; a day an
 // administrator took out of the event days stays out (products migration 010).
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createPool } from '../../src/store/database.ts';
-import { migrate, projectRoot } from '../../src/store/migrate.ts';
-import { MIGRATIONS } from '../../src/store/migrationSources.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/testApp.ts';
+import { createDatabaseMigratedTo } from '../support/upgrade.ts';
 
 let t: TestApp;
 let db: pg.Client;
-let folder: string;
 const ids: Record<string, number> = {};
 
-/** Every migration, but the products domain only up to 009 (before the backfill). */
-async function migrateBeforeBackfill(url: string): Promise<void> {
-  folder = fs.mkdtempSync(path.join(os.tmpdir(), 'products-009-'));
-  const source = path.join(projectRoot(), 'src/products/migrations');
-  for (const file of fs.readdirSync(source).filter((f) => Number(f.slice(0, 3)) <= 9)) fs.copyFileSync(path.join(source, file), path.join(folder, file));
-  const pool = createPool(url, 2, pino({ level: 'silent' }));
-  try {
-    await migrate(pool, MIGRATIONS.map((m) => (m.domain === 'products' ? { ...m, dir: path.relative(projectRoot(), folder) } : m)), pino({ level: 'silent' }));
-  } finally {
-    await pool.end();
-  }
-}
-
 beforeAll(async () => {
-  const admin = new pg.Client({ connectionString: `${inject('pgAdminUrl')}/postgres` });
-  await admin.connect();
-  const name = `u_${randomBytes(6).toString('hex')}`;
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = `${inject('pgAdminUrl')}/${name}`;
-  await migrateBeforeBackfill(url);
+  const url = await createDatabaseMigratedTo('products', 9);
   db = new pg.Client({ connectionString: url });
   await db.connect();
   const one = async (sql: string, params: unknown[] = []) => (await db.query<{ id: number }>(sql, params)).rows[0]!.id;
@@ -81,7 +54,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await db?.end();
   await t?.close();
-  if (folder) fs.rmSync(folder, { recursive: true, force: true });
 });
 
 describe('an installation upgraded with transactions accepted before event periods', () => {

@@ -1,21 +1,13 @@
 // An installation with transactions from before settlement versions migrates: each line becomes
 // a version recorded when the migration ran (history starts there: asOf before it is a 400), each
 // transaction validated before keeps its figures as an inherited validation version.
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createPool } from '../../src/store/database.ts';
-import { migrate, projectRoot } from '../../src/store/migrate.ts';
-import { MIGRATIONS } from '../../src/store/migrationSources.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/testApp.ts';
+import { createDatabaseMigratedTo } from '../support/upgrade.ts';
 
 let t: TestApp;
 let db: pg.Client;
-let folder: string;
 const ids: Record<string, number> = {};
 let before: number;
 /** Midnight UTC ten days ahead: the transactions lie in the future, so nothing is due for validation. */
@@ -23,26 +15,8 @@ const DAY = 86_400_000;
 const BASE = Math.floor(Date.now() / DAY) * DAY + 10 * DAY;
 const at = (hours: number) => new Date(BASE + hours * 3_600_000).toISOString();
 
-/** Every migration, but the products domain only up to 002 (before versions). */
-async function migrateBeforeVersions(url: string): Promise<void> {
-  folder = fs.mkdtempSync(path.join(os.tmpdir(), 'products-002-'));
-  for (const file of ['001_products.sql', '002_delivery_validation.sql']) fs.copyFileSync(path.join(projectRoot(), 'src/products/migrations', file), path.join(folder, file));
-  const pool = createPool(url, 2, pino({ level: 'silent' }));
-  try {
-    await migrate(pool, MIGRATIONS.map((m) => (m.domain === 'products' ? { ...m, dir: path.relative(projectRoot(), folder) } : m)), pino({ level: 'silent' }));
-  } finally {
-    await pool.end();
-  }
-}
-
 beforeAll(async () => {
-  const admin = new pg.Client({ connectionString: `${inject('pgAdminUrl')}/postgres` });
-  await admin.connect();
-  const name = `u_${randomBytes(6).toString('hex')}`;
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = `${inject('pgAdminUrl')}/${name}`;
-  await migrateBeforeVersions(url);
+  const url = await createDatabaseMigratedTo('products', 2);
   db = new pg.Client({ connectionString: url });
   await db.connect();
   const one = async (sql: string, params: unknown[] = []) => (await db.query<{ id: number }>(sql, params)).rows[0]!.id;
@@ -81,7 +55,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await db?.end();
   await t?.close();
-  if (folder) fs.rmSync(folder, { recursive: true, force: true });
 });
 
 describe('an installation upgraded with transactions', () => {
