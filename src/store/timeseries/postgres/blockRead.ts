@@ -20,6 +20,34 @@ export type BlockColumns = 'data' | 'days';
 
 const DAY = 86_400_000;
 
+/** SQL of a block's data and history as cut apart by `blocksWithHistory` (and the asOf rows of
+ * fetchPart): length and bytes of the data, then of the history (length 0: none). */
+export const DATA_AND_HISTORY_SQL = "int4send(length(data)) || data || int4send(coalesce(length(history), 0)) || coalesce(history, ''::bytea)";
+
+export interface BlockWithHistory {
+  id: number;
+  day: number;
+  data: Uint8Array;
+  history: Uint8Array | null;
+}
+
+/** The blocks of result rows `{id, blob}` whose blob is string_agg of `int4send(day) ||
+ * DATA_AND_HISTORY_SQL`, in the blob's order. */
+export function blocksWithHistory(rows: readonly { id: number; blob: Buffer }[]): BlockWithHistory[] {
+  const out: BlockWithHistory[] = [];
+  for (const { id, blob } of rows)
+    for (let at = 0; at < blob.length; ) {
+      const day = blob.readInt32BE(at);
+      const length = blob.readInt32BE(at + 4);
+      const data = blob.subarray(at + 8, at + 8 + length);
+      at += 8 + length;
+      const historyLength = blob.readInt32BE(at);
+      out.push({ id, day, data, history: historyLength > 0 ? blob.subarray(at + 4, at + 4 + historyLength) : null });
+      at += 4 + historyLength;
+    }
+  return out;
+}
+
 /** Days per result row when a register's range is longer: runs whose hex stays below V8's
  * 128 KiB large-object threshold while blocks stay under ~250 bytes (a day of quarter hours with
  * three decimals is ~100). `days` (≤ 60 bytes a day) is one row per register. Runs cost
@@ -46,7 +74,7 @@ export function blockQuery(columns: BlockColumns, ids: readonly number[], start:
 function blockQuerySql(columns: BlockColumns, runDays: number | undefined, asOf: boolean): string {
   let piece = columns === 'days' ? 'float8send(updated_max) || int4send(length(days)) || days' : 'int4send(length(data)) || data';
   if (asOf)
-    piece = `CASE WHEN updated_max > $4 THEN '\\x01'::bytea || int4send(length(data)) || data || int4send(coalesce(length(history), 0)) || coalesce(history, ''::bytea)
+    piece = `CASE WHEN updated_max > $4 THEN '\\x01'::bytea || ${DATA_AND_HISTORY_SQL}
       ELSE '\\x00'::bytea || ${piece} END`;
   // Runs by arithmetic shift (runDays a power of two): it rounds days before 1970 down, where
   // integer division would round them towards zero and make the run around day 0 twice as long.

@@ -48,6 +48,7 @@ import {
 import { correct, decodeHistory, encodeHistory, historyMin } from '../../../shared/readings/versions.ts';
 import type { ReadingRows } from '../types.ts';
 import { dayCuts, lockedZones, type DayCuts } from './blockDays.ts';
+import { DATA_AND_HISTORY_SQL, blocksWithHistory, type BlockWithHistory } from './blockRead.ts';
 
 const COPY_SQL = `COPY reading_blocks ${BLOCK_COPY_COLUMNS} FROM STDIN (FORMAT binary)`;
 const COPY_CHUNK = 1 << 20;
@@ -59,7 +60,7 @@ const STORED_SQL = `WITH locked AS (
     JOIN unnest($1::int[], $2::int[]) AS k(id, day) ON b.register_id = k.id AND b.day = k.day
     ORDER BY b.register_id, b.day FOR UPDATE OF b)
   SELECT register_id AS id, max(updated_max) AS latest,
-    string_agg(int4send(day) || int4send(length(data)) || data || int4send(coalesce(length(history), 0)) || coalesce(history, ''::bytea), ''::bytea ORDER BY day) AS blob
+    string_agg(int4send(day) || ${DATA_AND_HISTORY_SQL}, ''::bytea ORDER BY day) AS blob
   FROM locked GROUP BY register_id`;
 /** Stored blocks written again in place (locked by STORED_SQL in this transaction): their new
  * rows are copied into a temporary table (binary COPY: measured twice as fast as the same rows as
@@ -80,27 +81,6 @@ const key = (id: number, day: number) => `${id}:${day}`;
 /** `days` of a block whose register's zone PostgreSQL does not know: not computed. */
 const NO_DAYS = Uint8Array.of(0);
 
-interface StoredData {
-  id: number;
-  day: number;
-  data: Uint8Array;
-  history: Uint8Array | null;
-}
-
-function storedBlocks(rows: readonly { id: number; blob: Buffer }[]): StoredData[] {
-  const out: StoredData[] = [];
-  for (const { id, blob } of rows)
-    for (let at = 0; at < blob.length; ) {
-      const day = blob.readInt32BE(at);
-      const length = blob.readInt32BE(at + 4);
-      const data = blob.subarray(at + 8, at + 8 + length);
-      at += 8 + length;
-      const historyLength = blob.readInt32BE(at);
-      out.push({ id, day, data, history: historyLength > 0 ? blob.subarray(at + 4, at + 4 + historyLength) : null });
-      at += 4 + historyLength;
-    }
-  return out;
-}
 
 /** Rows of stored blocks to update, as COPY rows of the temporary table (UPDATE_SQL). */
 class Updates {
@@ -148,8 +128,8 @@ function latestOf(r: BlockReadings): number {
 /** The batch's writes: blocks nothing is stored for as COPY rows, stored blocks that changed as
  * updates (their readings corrected, the superseded versions added to their history), blocks of
  * one register named by two series of the batch merged in batch order. */
-async function batchWrites(blocks: EncodedBlocks, ids: Int32Array, days: Int32Array, stored: readonly StoredData[], cuts: DayCuts, recordedAt: number): Promise<{ updates: Updates; copy: Uint8Array | undefined }> {
-  const storedByKey = new Map<string, StoredData>();
+async function batchWrites(blocks: EncodedBlocks, ids: Int32Array, days: Int32Array, stored: readonly BlockWithHistory[], cuts: DayCuts, recordedAt: number): Promise<{ updates: Updates; copy: Uint8Array | undefined }> {
+  const storedByKey = new Map<string, BlockWithHistory>();
   for (const s of stored) storedByKey.set(key(s.id, s.day), s);
   const count = ids.length;
   /** Block k of the batch's, decoded, with this write's recordedAt (the worker encoded its own). */
@@ -256,7 +236,7 @@ export async function writeBlocks(pool: Pool, blocks: EncodedBlocks, registerIds
         const { rows } = await client.query<{ id: number; blob: Buffer; latest: number }>(STORED_SQL, [idList, dayList]);
         const latest = rows.reduce((m, r) => Math.max(m, r.latest), -Infinity);
         if (clock) recordedAt = Math.max(Date.now(), latest + 1, highWater);
-        const { updates, copy } = await batchWrites(blocks, ids, days, storedBlocks(rows), cuts, recordedAt);
+        const { updates, copy } = await batchWrites(blocks, ids, days, blocksWithHistory(rows), cuts, recordedAt);
         await updates.write(client);
         if (copy) await writeCopy(client, copy);
         await client.query('RELEASE SAVEPOINT flex_blocks');

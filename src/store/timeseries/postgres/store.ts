@@ -20,7 +20,7 @@ import { decodeHistory, encodeHistory, historyMin, purgeHistory, versionsOf, typ
 import { seriesJsonById } from '../readingJson.ts';
 import { TooManyPoints, type BucketQuery, type ChangeQuery, type RangeQuery, type ReadingVersion, type ReadingsInput, type Series, type TimeSeriesStore, type WriteOutcome } from '../types.ts';
 import { rebuildDays } from './blockDays.ts';
-import { fetchBlocks, fillData, localDays, type BlockRow } from './blockRead.ts';
+import { DATA_AND_HISTORY_SQL, blocksWithHistory, fetchBlocks, fillData, localDays, type BlockRow } from './blockRead.ts';
 import { writeRows } from './blockWrite.ts';
 import { ingestBody } from './ingest.ts';
 
@@ -32,7 +32,7 @@ const CHANGED_SQL = `SELECT p.i, b.day, CASE WHEN b.day::float8 * 86400000 >= p.
   JOIN reading_blocks b ON b.register_id = p.id AND b.day >= floor(p.lo / 86400000) AND b.day <= floor((p.hi - 1) / 86400000) AND b.updated_max > p.since`;
 
 /** Blocks with superseded versions in the range, one result row per register (as blockRead.ts reads them). */
-const VERSIONS_SQL = `SELECT register_id AS id, string_agg(int4send(day) || int4send(length(data)) || data || int4send(length(history)) || history, ''::bytea ORDER BY day) AS blob
+const VERSIONS_SQL = `SELECT register_id AS id, string_agg(int4send(day) || ${DATA_AND_HISTORY_SQL}, ''::bytea ORDER BY day) AS blob
   FROM reading_blocks WHERE register_id = ANY($1::int[]) AND day >= $2 AND day <= $3 AND history IS NOT NULL GROUP BY register_id`;
 /** Blocks holding versions superseded before the cutoff (found through the BRIN index on
  * history_min; no order, which would walk the primary key), locked; blocks a writer or another
@@ -175,15 +175,8 @@ export class PostgresTimeSeriesStore implements TimeSeriesStore {
     let total = 0;
     for (const { id, blob } of rows) {
       const columns: VersionColumns = { times: [], values: [], resolutions: [], recordedAt: [], supersededAt: [] };
-      for (let at = 0; at < blob.length; ) {
-        const day = blob.readInt32BE(at);
-        const dataLength = blob.readInt32BE(at + 4);
-        const data = blob.subarray(at + 8, at + 8 + dataLength);
-        at += 8 + dataLength;
-        const historyLength = blob.readInt32BE(at);
-        const history = blob.subarray(at + 4, at + 4 + historyLength);
-        at += 4 + historyLength;
-        total += versionsOf(decodeData(data, day), decodeHistory(history, day), q.start, q.end, columns);
+      for (const block of blocksWithHistory([{ id, blob }])) {
+        total += versionsOf(decodeData(block.data, block.day), decodeHistory(block.history, block.day), q.start, q.end, columns);
         if (total > maxPoints) throw new TooManyPoints(maxPoints);
       }
       if (columns.times.length === 0) continue;
