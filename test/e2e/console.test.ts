@@ -1,6 +1,7 @@
 // The analyst console in a real headless Chromium against the real server: sign-in both ways,
 // readings charted exactly as the API answers them, hourly averages, zoom, CSV, coverage, the
-// demand-response timeline, a dead-lettered notification retried (MQTT delivery state beside it), and refusals shown plainly.
+// demand-response timeline, a dead-lettered notification retried (MQTT delivery state beside it), refusals shown plainly,
+// the API reference, and the page of links at / with every link followed.
 import fs from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -356,6 +357,20 @@ describe.skipIf(NO_CHROMIUM !== undefined)('the console in Chromium', { timeout:
     await status.waitFor();
     expect((await status.textContent())!.trim()).toBe('200');
     expect(await me.locator('.live-responses-table tr.response .microlight').first().textContent()).toContain(world.reader.clientId);
+  });
+
+  it('opens the page of links at /, and every link there opens in the browser without credentials', async () => {
+    const page = await newPage();
+    await page.goto(`${t.url}/`);
+    await page.getByRole('heading', { name: 'Flex' }).waitFor();
+    expect(await page.textContent('body')).toContain('METRICS_TOKEN');
+    const links = await page.locator('a').evaluateAll((as) => as.map((a) => a.getAttribute('href')!));
+    expect(links).toEqual(['/console', '/docs', '/api/openapi.json', '/health']);
+    for (const link of links) {
+      await page.goto(`${t.url}/`);
+      const [response] = await Promise.all([page.waitForNavigation(), page.locator(`a[href="${link}"]`).click()]);
+      expect([link, response?.status()]).toEqual([link, 200]);
+    }
   });
 
   it('loaded nothing from anywhere but this server, and no page threw', () => {
